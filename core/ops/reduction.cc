@@ -1,0 +1,11 @@
+// ATen-level reduction ops: schemas and shape/dtype inference.
+#include "core/ops/aten_ops.h"
+
+namespace plugsdk::ops {
+
+Status registerReductionOps(ir::OpRegistry& reg) {
+  (void)reg;
+  return Status::ok();
+}
+
+}  // namespace plugsdk::ops

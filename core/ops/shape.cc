@@ -1,0 +1,11 @@
+// ATen-level shape ops: schemas and shape/dtype inference.
+#include "core/ops/aten_ops.h"
+
+namespace plugsdk::ops {
+
+Status registerShapeOps(ir::OpRegistry& reg) {
+  (void)reg;
+  return Status::ok();
+}
+
+}  // namespace plugsdk::ops
