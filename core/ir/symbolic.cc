@@ -18,12 +18,21 @@ std::string monoKey(const std::vector<SymAtomPtr>& atoms) {
   return k;
 }
 
+// Arithmetic on constants wraps (two's complement) instead of overflowing: sizes that
+// large are rejected elsewhere, and malformed input must never reach undefined behaviour.
+int64_t wrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t wrapMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+
 int64_t floorDivInt(int64_t a, int64_t b) {
+  if (b == -1) return wrapMul(a, -1);
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
-int64_t modInt(int64_t a, int64_t b) { return a - b * floorDivInt(a, b); }
+int64_t modInt(int64_t a, int64_t b) {
+  if (b == -1) return 0;
+  return wrapAdd(a, wrapMul(wrapMul(b, floorDivInt(a, b)), -1));
+}
 
 SymAtomPtr makeSymbolAtom(const std::string& name) {
   auto a = std::make_shared<SymAtom>();
@@ -77,7 +86,7 @@ std::string operandText(const SymExpr& e) {
 
 std::string atomText(const SymAtom& a, bool inProduct) {
   if (a.kind == SymAtom::Kind::kSymbol) return a.name;
-  std::string s = operandText(a.lhs) + (a.kind == SymAtom::Kind::kFloorDiv ? "//" : "%") + operandText(a.rhs);
+  std::string s = operandText(a.lhs) + (a.kind == SymAtom::Kind::kFloorDiv ? "//" : " % ") + operandText(a.rhs);
   return inProduct ? "(" + s + ")" : s;
 }
 
@@ -95,7 +104,7 @@ SymExpr SymExpr::fromTerms(std::vector<Term> terms) {
     auto k = monoKey(t.atoms);
     auto it = merged.find(k);
     if (it == merged.end()) merged.emplace(k, std::move(t));
-    else it->second.coeff += t.coeff;
+    else it->second.coeff = wrapAdd(it->second.coeff, t.coeff);
   }
   SymExpr e;
   for (auto& [k, t] : merged)
@@ -147,7 +156,7 @@ SymExpr operator+(const SymExpr& a, const SymExpr& b) {
 SymExpr operator-(const SymExpr& a, const SymExpr& b) {
   std::vector<SymExpr::Term> ts = a.terms_;
   for (auto t : b.terms_) {
-    t.coeff = -t.coeff;
+    t.coeff = wrapMul(t.coeff, -1);
     ts.push_back(std::move(t));
   }
   return SymExpr::fromTerms(std::move(ts));
@@ -158,7 +167,7 @@ SymExpr operator*(const SymExpr& a, const SymExpr& b) {
   for (const auto& x : a.terms_)
     for (const auto& y : b.terms_) {
       SymExpr::Term t;
-      t.coeff = x.coeff * y.coeff;
+      t.coeff = wrapMul(x.coeff, y.coeff);
       t.atoms = x.atoms;
       t.atoms.insert(t.atoms.end(), y.atoms.begin(), y.atoms.end());
       ts.push_back(std::move(t));
@@ -222,7 +231,7 @@ std::string SymExpr::toString() const {
     int64_t c = t->coeff;
     if (!first) s += c < 0 ? "-" : "+";
     else if (c < 0) s += "-";
-    int64_t mag = c < 0 ? -c : c;
+    uint64_t mag = c < 0 ? 0 - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
     if (t->atoms.empty()) {
       s += std::to_string(mag);
     } else {
@@ -260,7 +269,7 @@ std::vector<std::string> SymExpr::symbols() const {
 std::optional<int64_t> SymExpr::evaluate(const std::map<std::string, int64_t>& values) const {
   int64_t sum = 0;
   for (const auto& t : terms_) {
-    int64_t prod = t.coeff;
+    int64_t prod = t.coeff;  // wrapping arithmetic below
     for (const auto& a : t.atoms) {
       int64_t v;
       if (a->kind == SymAtom::Kind::kSymbol) {
@@ -272,9 +281,9 @@ std::optional<int64_t> SymExpr::evaluate(const std::map<std::string, int64_t>& v
         if (!l || !r || *r == 0) return std::nullopt;
         v = a->kind == SymAtom::Kind::kFloorDiv ? floorDivInt(*l, *r) : modInt(*l, *r);
       }
-      prod *= v;
+      prod = wrapMul(prod, v);
     }
-    sum += prod;
+    sum = wrapAdd(sum, prod);
   }
   return sum;
 }

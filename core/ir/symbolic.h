@@ -35,7 +35,8 @@ class SymExpr {
   /// True for a single symbol with coefficient 1.
   bool isSymbol() const;
 
-  /// Canonical text, e.g. "2*s0+1", "(s0+1)//2", "s1%4". Parses back to an equal expression.
+  /// Canonical text, e.g. "2*s0+1", "(s0+1)//2", "s1 % 4" (mod has spaces: "%x" is a value
+  /// name in .pgraph). Parses back to an equal expression.
   std::string toString() const;
   /// Names of all symbols that occur, sorted, unique.
   std::vector<std::string> symbols() const;
