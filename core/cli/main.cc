@@ -1,0 +1,239 @@
+// The `plugsdk` command line: check, print and run .pgraph files, list the op set.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/exec/npy.h"
+#include "core/exec/reference_executor.h"
+#include "core/ir/verifier.h"
+#include "core/text/parser.h"
+#include "core/text/printer.h"
+
+namespace {
+
+using namespace plugsdk;
+
+const char* kUsage =
+    "usage: plugsdk <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  check FILE...          parse and verify .pgraph files\n"
+    "  print FILE             print a graph in canonical form\n"
+    "  run FILE [options]     execute a graph and print its outputs and the time taken\n"
+    "      --backend NAME       where to run it (default and, for now, only: reference)\n"
+    "      --input NAME=PATH    an input from a .npy file (others are random)\n"
+    "      --sym NAME=VALUE     the value of a size symbol for random inputs (default 8)\n"
+    "      --seed N             seed for random inputs (default 0)\n"
+    "      --save DIR           write outputs as DIR/<output-name>.npy\n"
+    "      --repeat N           run N times, report the median time\n"
+    "      --quiet              do not print output values\n"
+    "  ops [--markdown]       list the registered ops\n"
+    "  --version\n";
+
+int fail(const Status& s) {
+  std::fprintf(stderr, "plugsdk: error: %s\n", s.toString().c_str());
+  return 1;
+}
+
+int usageError(const std::string& msg) {
+  std::fprintf(stderr, "plugsdk: %s\n\n%s", msg.c_str(), kUsage);
+  return 2;
+}
+
+exec::HostTensor randomTensor(const ir::TensorType& type, const std::vector<int64_t>& shape, std::mt19937_64& rng) {
+  exec::HostTensor t(type.dtype, shape);
+  std::normal_distribution<double> normal;
+  std::uniform_int_distribution<int64_t> ints(type.dtype == ir::DType::kU8 ? 0 : -10, 9);
+  std::uniform_int_distribution<int64_t> bits(0, 1);
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (t.isFloating()) t.setDouble(i, exec::roundToFloatType(normal(rng), type.dtype));
+    else if (type.dtype == ir::DType::kBool) t.setInt(i, bits(rng));
+    else t.setInt(i, ints(rng));
+  }
+  return t;
+}
+
+void printTensor(const std::string& name, const exec::HostTensor& t) {
+  std::printf("%s: %s\n  [", name.c_str(), t.typeString().c_str());
+  int64_t n = std::min<int64_t>(t.numel(), 8);
+  for (int64_t i = 0; i < n; ++i) {
+    if (t.isFloating()) std::printf("%s%.6g", i ? ", " : "", t.getDouble(i));
+    else std::printf("%s%lld", i ? ", " : "", static_cast<long long>(t.getInt(i)));
+  }
+  std::printf("%s]\n", t.numel() > n ? ", ..." : "");
+}
+
+int cmdCheck(const ir::Context& ctx, const std::vector<std::string>& files) {
+  if (files.empty()) return usageError("check needs at least one FILE");
+  int rc = 0;
+  for (const auto& f : files) {
+    auto g = text::parseGraphFile(ctx, f);
+    if (!g.isOk()) { fail(g.status()); rc = 1; continue; }
+    std::printf("%s: ok (%zu nodes, %zu inputs, %zu outputs)\n", f.c_str(), g->nodes().size(), g->inputs().size(), g->outputs().size());
+  }
+  return rc;
+}
+
+int cmdPrint(const ir::Context& ctx, const std::vector<std::string>& args) {
+  if (args.size() != 1) return usageError("print needs exactly one FILE");
+  auto g = text::parseGraphFile(ctx, args[0]);
+  if (!g.isOk()) return fail(g.status());
+  std::fputs(text::printGraph(*g).c_str(), stdout);
+  return 0;
+}
+
+int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std::string>& args) {
+  std::string file, backend = "reference", saveDir;
+  std::map<std::string, std::string> inputFiles;
+  std::map<std::string, int64_t> syms;
+  uint64_t seed = 0;
+  int repeat = 1;
+  bool quiet = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* opt) -> const std::string* {
+      if (i + 1 >= args.size()) { usageError(std::string(opt) + " needs a value"); return nullptr; }
+      return &args[++i];
+    };
+    auto splitKV = [](const std::string& kv, std::string& k, std::string& v) {
+      auto eq = kv.find('=');
+      if (eq == std::string::npos || eq == 0) return false;
+      k = kv.substr(0, eq);
+      v = kv.substr(eq + 1);
+      return true;
+    };
+    try {
+      if (a == "--backend") { auto v = value("--backend"); if (!v) return 2; backend = *v; }
+      else if (a == "--input") {
+        auto v = value("--input"); if (!v) return 2;
+        std::string k, p;
+        if (!splitKV(*v, k, p)) return usageError("--input expects NAME=PATH, got '" + *v + "'");
+        if (!k.empty() && k[0] == '%') k = k.substr(1);
+        inputFiles[k] = p;
+      } else if (a == "--sym") {
+        auto v = value("--sym"); if (!v) return 2;
+        std::string k, n;
+        if (!splitKV(*v, k, n)) return usageError("--sym expects NAME=VALUE, got '" + *v + "'");
+        syms[k] = std::stoll(n);
+        if (syms[k] < 0) return usageError("--sym " + k + " must be >= 0");
+      } else if (a == "--seed") { auto v = value("--seed"); if (!v) return 2; seed = std::stoull(*v); }
+      else if (a == "--save") { auto v = value("--save"); if (!v) return 2; saveDir = *v; }
+      else if (a == "--repeat") { auto v = value("--repeat"); if (!v) return 2; repeat = std::max(1, std::stoi(*v)); }
+      else if (a == "--quiet") quiet = true;
+      else if (!a.empty() && a[0] == '-') return usageError("unknown option '" + a + "'");
+      else if (file.empty()) file = a;
+      else return usageError("run takes one FILE");
+    } catch (const std::exception&) {
+      return usageError("bad number in '" + a + " " + args[i] + "'");
+    }
+  }
+  if (file.empty()) return usageError("run needs a FILE");
+  if (backend != "reference")
+    return fail(unimplemented("backend '" + backend + "' is not available (this build has: reference)"));
+  auto g = text::parseGraphFile(*ctx, file);
+  if (!g.isOk()) return fail(g.status());
+
+  // Unknown --input names are an error, not silently ignored.
+  for (const auto& [name, path] : inputFiles) {
+    bool found = false;
+    for (const ir::Value* v : g->inputs()) found |= v->name() == name;
+    if (!found) return fail(invalidArgument("--input " + name + ": the graph has no input %" + name));
+  }
+  std::vector<exec::HostTensor> inputs;
+  std::mt19937_64 rng(seed);
+  // Symbols bound by given .npy inputs first.
+  std::vector<std::optional<exec::HostTensor>> loaded(g->inputs().size());
+  for (size_t i = 0; i < g->inputs().size(); ++i) {
+    const ir::Value* v = g->inputs()[i];
+    auto it = inputFiles.find(v->name());
+    if (it == inputFiles.end()) continue;
+    auto t = exec::readNpy(it->second);
+    if (!t.isOk()) return fail(t.status());
+    if (v->type().dtype == ir::DType::kBF16 && t->dtype() == ir::DType::kF32) {
+      exec::HostTensor c(ir::DType::kBF16, t->shape());
+      for (int64_t k = 0; k < t->numel(); ++k) c.setDouble(k, exec::roundToFloatType(t->getDouble(k), ir::DType::kBF16));
+      *t = c;
+    }
+    for (size_t d = 0; d < v->type().shape.size() && static_cast<int>(d) < t->rank(); ++d)
+      if (v->type().shape[d].isSymbol()) syms.emplace(v->type().shape[d].symbols()[0], t->shape()[d]);
+    loaded[i] = std::move(*t);
+  }
+  for (size_t i = 0; i < g->inputs().size(); ++i) {
+    const ir::Value* v = g->inputs()[i];
+    if (loaded[i]) { inputs.push_back(*loaded[i]); continue; }
+    std::vector<int64_t> shape;
+    for (const auto& d : v->type().shape) {
+      for (const auto& s : d.symbols()) syms.emplace(s, 8);
+      auto n = d.evaluate(syms);
+      if (!n || *n < 0) return fail(invalidArgument("input " + v->ref() + ": cannot size dim " + d.toString()));
+      shape.push_back(*n);
+    }
+    inputs.push_back(randomTensor(v->type(), shape, rng));
+  }
+
+  exec::ReferenceExecutor ex(ctx);
+  std::vector<double> times;
+  StatusOr<std::vector<exec::HostTensor>> outs = Status(internalError("not run"));
+  exec::RunStats stats;
+  for (int r = 0; r < repeat; ++r) {
+    outs = ex.run(*g, inputs, &stats);
+    if (!outs.isOk()) return fail(outs.status());
+    times.push_back(stats.seconds);
+  }
+  std::sort(times.begin(), times.end());
+  if (!saveDir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(saveDir, ec);
+    for (size_t i = 0; i < outs->size(); ++i) {
+      Status s = exec::writeNpy(saveDir + "/" + g->outputs()[i]->name() + ".npy", (*outs)[i]);
+      if (!s.isOk()) return fail(s);
+    }
+  }
+  if (!quiet)
+    for (size_t i = 0; i < outs->size(); ++i) printTensor(g->outputs()[i]->ref(), (*outs)[i]);
+  std::printf("ran @%s on %s: %zu nodes, %.3f ms (median of %d), peak live %.1f MiB\n", g->name().c_str(), backend.c_str(),
+              g->nodes().size(), times[times.size() / 2] * 1e3, repeat, static_cast<double>(stats.peakLiveBytes) / (1 << 20));
+  return 0;
+}
+
+int cmdOps(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std::string>& args) {
+  bool md = !args.empty() && args[0] == "--markdown";
+  auto kernels = exec::makeReferenceKernels();
+  if (md) std::printf("| op | family | reference kernel | schema |\n|---|---|---|---|\n");
+  for (const ir::OpDef* d : ctx->ops.all()) {
+    bool k = kernels.find(d->schema.name) != nullptr;
+    if (md) std::printf("| `%s` | %s | %s | `%s` |\n", d->schema.name.c_str(), d->category.c_str(), k ? "yes" : "**no**", d->schema.text.c_str());
+    else std::printf("%-45s %-10s %s\n", d->schema.name.c_str(), d->category.c_str(), k ? "kernel" : "NO KERNEL");
+  }
+  if (!md) std::printf("%zu ops\n", ctx->ops.size());
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty() || args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    std::fputs(kUsage, args.empty() ? stderr : stdout);
+    return args.empty() ? 2 : 0;
+  }
+  if (args[0] == "--version") {
+    std::printf("plugsdk 0.1.0\n");
+    return 0;
+  }
+  std::string cmd = args[0];
+  args.erase(args.begin());
+  auto ctx = ir::makeDefaultContext();
+  if (cmd == "check") return cmdCheck(*ctx, args);
+  if (cmd == "print") return cmdPrint(*ctx, args);
+  if (cmd == "run") return cmdRun(ctx, args);
+  if (cmd == "ops") return cmdOps(ctx, args);
+  return usageError("unknown command '" + cmd + "'");
+}
