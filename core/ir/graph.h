@@ -77,8 +77,8 @@ class Graph {
   explicit Graph(std::string name = "main") : name_(std::move(name)) {}
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
-  Graph(Graph&&) = default;
-  Graph& operator=(Graph&&) = default;
+  Graph(Graph&&) noexcept = default;
+  Graph& operator=(Graph&&) noexcept = default;
 
   const std::string& name() const { return name_; }
   void setName(std::string n) { name_ = std::move(n); }

@@ -74,7 +74,7 @@ std::optional<Attribute> parseDefault(const std::string& text, ArgType type) {
   return Attribute::fromInt(x);
 }
 
-std::optional<ArgType> parseArgType(std::string base, bool list, bool& optional) {
+std::optional<ArgType> parseArgType(const std::string& base, bool list, bool& optional) {
   if (base == "Tensor") {
     if (list) return ArgType::kTensorList;
     if (optional) { optional = false; return ArgType::kOptionalTensor; }

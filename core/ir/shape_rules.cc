@@ -75,14 +75,12 @@ DType resultType(const std::vector<PromotionOperand>& operands) {
     if (categoryOf(*lower) > categoryOf(*higher)) {
       // The lower tier raises the category; scalars/zero-dim floats use the default dtype
       // unless the lower-tier type itself is a tensor type of that category.
-      return *lower;
+      return lower;
     }
     return higher;
   };
   // Scalars participate at category level only: a float scalar becomes the default float.
-  if (scalarResult) {
-    if (*scalarResult == DType::kF64) scalarResult = kDefaultFloat;
-  }
+  if (scalarResult == DType::kF64) scalarResult = kDefaultFloat;
   std::optional<DType> r = combine(zeroResult, scalarResult);
   r = combine(dimResult, r);
   return r.value_or(kDefaultFloat);

@@ -1,0 +1,44 @@
+# plugsdk: the two commands (`make demo`, `make test`) and the longer jobs.
+# Everything runs inside the toolbox (tools/toolbox: a Debian trixie root with every
+# dependency), which is created on first use.
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+BUILD_DIR ?= build-sanitize
+else
+BUILD_DIR ?= build
+endif
+TOOLBOX := tools/toolbox
+export PLUGSDK_BUILD_DIR := $(CURDIR)/$(BUILD_DIR)
+export SANITIZE
+
+.PHONY: all build demo test lint format fuzz toolbox shell clean
+
+all: build
+
+toolbox:
+	$(TOOLBOX) ensure
+
+build: toolbox
+	$(TOOLBOX) run tools/build.sh
+
+demo: build
+	$(TOOLBOX) run tools/demo.sh
+
+test: toolbox
+	$(TOOLBOX) run tools/run_tests.sh
+
+lint: toolbox
+	$(TOOLBOX) run tools/lint.sh
+
+format: toolbox
+	$(TOOLBOX) run tools/lint.sh --fix
+
+# libFuzzer target for the .pgraph parser: FUZZ_SECONDS (default 60).
+fuzz: toolbox
+	$(TOOLBOX) run tools/fuzz.sh
+
+shell: toolbox
+	$(TOOLBOX) shell
+
+clean:
+	rm -rf build build-sanitize build-fuzz
