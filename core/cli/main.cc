@@ -34,7 +34,7 @@ const char* kUsage =
     "      --save DIR           write outputs as DIR/<output-name>.npy\n"
     "      --repeat N           run N times, report the median time\n"
     "      --quiet              do not print output values\n"
-    "  ops [--markdown]       list the registered ops\n"
+    "  ops [--tsv]            list the registered ops (name, family, reference kernel, schema)\n"
     "  --version\n";
 
 int fail(const Status& s) {
@@ -204,15 +204,16 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
 }
 
 int cmdOps(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std::string>& args) {
-  bool md = !args.empty() && args[0] == "--markdown";
+  bool tsv = !args.empty() && args[0] == "--tsv";
+  if (!args.empty() && !tsv) return usageError("ops takes no argument but --tsv");
   auto kernels = exec::makeReferenceKernels();
-  if (md) std::printf("| op | family | reference kernel | schema |\n|---|---|---|---|\n");
   for (const ir::OpDef* d : ctx->ops.all()) {
     bool k = kernels.find(d->schema.name) != nullptr;
-    if (md) std::printf("| `%s` | %s | %s | `%s` |\n", d->schema.name.c_str(), d->category.c_str(), k ? "yes" : "**no**", d->schema.text.c_str());
+    if (tsv) std::printf("%s\t%s\t%s\t%s\t%s\n", d->schema.name.c_str(), d->category.c_str(), k ? "kernel" : "none",
+                         d->schema.text.c_str(), d->doc.c_str());
     else std::printf("%-45s %-10s %s\n", d->schema.name.c_str(), d->category.c_str(), k ? "kernel" : "NO KERNEL");
   }
-  if (!md) std::printf("%zu ops\n", ctx->ops.size());
+  if (!tsv) std::printf("%zu ops\n", ctx->ops.size());
   return 0;
 }
 
