@@ -1,0 +1,79 @@
+// Helpers shared by the inference rules of the shape, indexing and creation ops
+// (shape*.cc, indexing*.cc, creation*.cc); not part of the public op interface.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ir/op_registry.h"
+#include "core/ir/shape_rules.h"
+
+namespace plugsdk::ops::shape_detail {
+
+using ir::DType;
+using ir::InferContext;
+using ir::Shape;
+using ir::SymExpr;
+using ir::TensorType;
+using TypesOr = StatusOr<std::vector<TensorType>>;
+
+/// Registered from shape_split.cc: cat, stack, slice, select, narrow, split*, chunk, unbind.
+Status registerShapeSplitOps(ir::OpRegistry& reg);
+
+/// A contiguous tensor type.
+inline TensorType makeType(DType dtype, Shape shape) {
+  TensorType t;
+  t.dtype = dtype;
+  t.shape = std::move(shape);
+  return t;
+}
+
+inline TypesOr one(TensorType t) { return std::vector<TensorType>{std::move(t)}; }
+
+/// Wraps a dim as ir::wrapDim does, with the op named in the error.
+inline StatusOr<int64_t> wrapDimIn(const ir::AttrReader& ctx, int64_t dim, int64_t rank) {
+  auto r = ir::wrapDim(dim, rank);
+  if (!r.isOk()) return r.status().withContext(ctx.schema().name);
+  return r;
+}
+
+inline StatusOr<std::vector<int64_t>> wrapDimsIn(const ir::AttrReader& ctx, const std::vector<int64_t>& dims, int64_t rank) {
+  auto r = ir::wrapDims(dims, rank);
+  if (!r.isOk()) return r.status().withContext(ctx.schema().name);
+  return r;
+}
+
+/// True only when a == b is proven.
+inline bool provedEQ(const SymExpr& a, const SymExpr& b, const ir::SymAssumptions& as) {
+  auto r = ir::proveEQ(a, b, as);
+  return r && *r;
+}
+/// True only when a >= b is proven.
+inline bool provedGE(const SymExpr& a, const SymExpr& b, const ir::SymAssumptions& as) {
+  auto r = ir::proveGE(a, b, as);
+  return r && *r;
+}
+/// True only when a < b is proven.
+inline bool provedLT(const SymExpr& a, const SymExpr& b, const ir::SymAssumptions& as) {
+  auto r = ir::proveGE(a, b, as);
+  return r && !*r;
+}
+
+/// A size given in an attribute: a constant must be >= 0 and an expression must not be
+/// provably negative. `what` names it in the error.
+inline Status checkSize(const InferContext& ctx, const SymExpr& s, const std::string& what) {
+  if (auto c = s.constant()) {
+    if (*c < 0) return ctx.error(what + " " + std::to_string(*c) + " is negative");
+    return Status::ok();
+  }
+  if (provedLT(s, SymExpr(0), ctx.assumptions())) return ctx.error(what + " " + s.toString() + " is always negative");
+  return Status::ok();
+}
+
+inline std::string symsToString(const std::vector<SymExpr>& v) { return ir::shapeToString(v); }
+
+inline bool isIndexDType(DType t) { return t == DType::kI64 || t == DType::kI32; }
+
+}  // namespace plugsdk::ops::shape_detail
