@@ -1,0 +1,52 @@
+// Internal to the nn reference kernels (core/exec/kernels_nn*.cc): per-file registration
+// functions and small helpers. Not part of the public executor API.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+#include "core/exec/kernel_utils.h"
+#include "core/exec/kernels.h"
+
+namespace plugsdk::exec::nn {
+
+void registerMatmulKernels(RefKernelTable& t);          // kernels_nn.cc
+void registerConvPoolKernels(RefKernelTable& t);        // kernels_nn_conv.cc
+void registerNormKernels(RefKernelTable& t);            // kernels_nn_norm.cc
+void registerAttentionLossKernels(RefKernelTable& t);   // kernels_nn_attention.cc
+
+/// Integer arithmetic that wraps (two's complement) instead of overflowing: integer
+/// kernels accumulate in uint64_t and store through HostTensor::setInt, which wraps to width.
+inline uint64_t wrapU(int64_t v) { return static_cast<uint64_t>(v); }
+inline int64_t wrapS(uint64_t v) { return static_cast<int64_t>(v); }
+
+/// The elements of `t` as T: double for floating kernels, uint64_t (wrapping) for integer ones.
+template <typename T>
+std::vector<T> elements(const HostTensor& t) {
+  std::vector<T> out(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if constexpr (std::is_same_v<T, double>) out[static_cast<size_t>(i)] = t.getDouble(i);
+    else out[static_cast<size_t>(i)] = wrapU(t.getInt(i));
+  }
+  return out;
+}
+
+/// Stores `v` (double or wrapping uint64_t) into element i of `t`.
+template <typename T>
+void store(HostTensor& t, int64_t i, T v) {
+  if constexpr (std::is_same_v<T, double>) t.setDouble(i, v);
+  else t.setInt(i, wrapS(v));
+}
+
+/// Product of shape[b, e).
+inline int64_t prodRange(const std::vector<int64_t>& shape, size_t b, size_t e) {
+  int64_t n = 1;
+  for (size_t i = b; i < e && i < shape.size(); ++i) n *= shape[i];
+  return n;
+}
+
+/// Element (0-based) of the optional 1-D parameter `p`, or `fallback` when absent.
+inline double paramOr(const HostTensor* p, int64_t i, double fallback) { return p ? p->getDouble(i) : fallback; }
+
+}  // namespace plugsdk::exec::nn

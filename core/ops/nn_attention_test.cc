@@ -1,0 +1,205 @@
+// Tests for scaled_dot_product_attention (masks, causal, broadcasting, GQA, fully masked rows),
+// native_dropout (seeded mask) and the losses (nll_loss_forward, mse_loss, binary_cross_entropy).
+#include "core/ops/nn_test_util.h"
+
+namespace plugsdk::nntest {
+namespace {
+
+const char* kSdpa = "aten.scaled_dot_product_attention.default";
+
+TEST(NNAttention, ScaleAndFloatMask) {
+  // Scores [ln 3, 0] give weights [3/4, 1/4] over values [10, 20].
+  HostTensor q = F({1, 1, 2}, {1, 0}), k = F({1, 2, 2}, {1, 0, 0, 1}), v = F({1, 2, 1}, {10, 20});
+  expectValues(run1(kSdpa, {&q, &k, &v, nullptr}, {{"scale", af(std::log(3.0))}}), {1, 1, 1}, {12.5}, 1e-12);
+  HostTensor q0 = F({1, 1, 2}, {0, 0}), m = F({1, 2}, {std::log(3.0), 0});
+  expectValues(run1(kSdpa, {&q0, &k, &v, &m}), {1, 1, 1}, {12.5}, 1e-12);
+}
+
+TEST(NNAttention, DefaultScaleIsInverseSqrtOfEmbedDim) {
+  HostTensor q = F({1, 4}, {1, 1, 1, 1}), k = F({2, 4}, {1, 1, 1, 1, 0, 0, 0, 0}), v = F({2, 1}, {1, 0});
+  // Scores [4 / sqrt(4), 0] = [2, 0].
+  expectValues(run1(kSdpa, {&q, &k, &v, nullptr}), {1, 1}, {std::exp(2.0) / (std::exp(2.0) + 1)}, 1e-15);
+}
+
+TEST(NNAttention, BoolMaskCausalAndFullyMaskedRows) {
+  HostTensor q = F({2, 2}, {0, 0, 0, 0}), k = F({2, 2}, {1, 2, 3, 4}), v = F({2, 1}, {10, 20});
+  HostTensor keepSecond = I({2}, {0, 1}, DType::kBool);
+  expectValues(run1(kSdpa, {&q, &k, &v, &keepSecond}), {2, 1}, {20, 20});
+  HostTensor rows = I({2, 2}, {0, 0, 1, 1}, DType::kBool);
+  expectValues(run1(kSdpa, {&q, &k, &v, &rows}), {2, 1}, {0, 15});  // a fully masked row gives 0
+  expectValues(run1(kSdpa, {&q, &k, &v, nullptr}, {{"is_causal", ab(true)}}), {2, 1}, {10, 15});
+  HostTensor ninf = F({2, 2}, {-kInf, -kInf, 0, 0});
+  expectValues(run1(kSdpa, {&q, &k, &v, &ninf}), {2, 1}, {0, 15});
+}
+
+TEST(NNAttention, BatchBroadcastAndGroupedQueryHeads) {
+  HostTensor q = F({2, 1, 1, 2}, {0, 0, 0, 0}), k = F({1, 1, 2, 2}, {1, 2, 3, 4}), v = F({1, 1, 2, 1}, {10, 20});
+  expectValues(run1(kSdpa, {&q, &k, &v, nullptr}), {2, 1, 1, 1}, {15, 15});
+  HostTensor q4 = F({1, 4, 1, 2}, std::vector<double>(8, 0.0)), k2 = F({1, 2, 2, 2}, std::vector<double>(8, 1.0));
+  HostTensor v2 = F({1, 2, 2, 1}, {10, 20, 2, 4});
+  expectValues(run1(kSdpa, {&q4, &k2, &v2, nullptr}, {{"enable_gqa", ab(true)}}), {1, 4, 1, 1}, {15, 15, 3, 3});
+  expectError(run(kSdpa, {&q4, &k2, &v2, nullptr}), {"do not broadcast"});
+  HostTensor k3 = F({1, 3, 2, 2}, std::vector<double>(12, 1.0)), v3 = F({1, 3, 2, 1}, std::vector<double>(6, 1.0));
+  expectError(run(kSdpa, {&q4, &k3, &v3, nullptr}, {{"enable_gqa", ab(true)}}), {"key heads (3)", "query heads (4)"});
+}
+
+TEST(NNAttention, SymbolicShapes) {
+  TensorType q = tt(DType::kF32, {sym("b"), 12, sym("t"), 64}), k = tt(DType::kF32, {sym("b"), 12, sym("s"), 64});
+  TensorType v = tt(DType::kF32, {sym("b"), 12, sym("s"), 32}), m = tt(DType::kBool, {sym("t"), sym("s")});
+  auto r = infer(kSdpa, {&q, &k, &v, &m});
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  EXPECT_EQ((*r)[0].shape, (ir::Shape{sym("b"), 12, sym("t"), 32}));
+  TensorType bad = tt(DType::kBool, {sym("s"), sym("t")});
+  expectError(infer(kSdpa, {&q, &k, &v, &bad}), {"attn_mask", "does not broadcast"});
+}
+
+TEST(NNAttention, Errors) {
+  HostTensor q = F({1, 2, 4}, {}), k = F({1, 3, 4}, {}), v = F({1, 3, 5}, {}), k2 = F({1, 3, 2}, {});
+  expectError(run(kSdpa, {&q, &k2, &v, nullptr}), {"embedding dims", "4 and 2"});
+  HostTensor v2 = F({1, 2, 5}, {});
+  expectError(run(kSdpa, {&q, &k, &v2, nullptr}), {"sequence lengths", "3 and 2"});
+  HostTensor kf = F({1, 3, 4}, {}, DType::kF32);
+  expectError(run(kSdpa, {&q, &kf, &v, nullptr}), {"same dtype"});
+  HostTensor m = I({2, 3}, {}, DType::kBool), mi = I({2, 3}, {}, DType::kI64);
+  expectError(run(kSdpa, {&q, &k, &v, &m}, {{"is_causal", ab(true)}}), {"is_causal"});
+  expectError(run(kSdpa, {&q, &k, &v, &mi}), {"attn_mask must be bool"});
+  HostTensor qi = I({2, 4}, {});
+  expectError(run(kSdpa, {&qi, &qi, &qi, nullptr}), {"query must have a floating dtype"});
+  auto d = run(kSdpa, {&q, &k, &v, nullptr}, {{"dropout_p", af(0.5)}});
+  ASSERT_FALSE(d.isOk());
+  EXPECT_EQ(d.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(d.status().message().find("unimplemented in the reference executor"), std::string::npos);
+}
+
+// ---- dropout ----------------------------------------------------------------------
+
+const char* kDropout = "aten.native_dropout.default";
+
+TEST(NNDropout, EvalAndZeroProbabilityAreIdentity) {
+  HostTensor x = F({3}, {1, -0.0, kNaN});
+  for (const AttrMap& a : {AttrMap{{"p", af(0.5)}, {"train", ab(false)}}, AttrMap{{"p", af(0.0)}, {"train", ab(true)}}}) {
+    auto r = run(kDropout, {&x}, a);
+    ASSERT_TRUE(r.isOk()) << r.status().toString();
+    expectValues((*r)[0], {3}, {1, -0.0, kNaN});
+    EXPECT_EQ((*r)[1].dtype(), DType::kBool);
+    expectInts((*r)[1], {3}, {1, 1, 1});
+  }
+}
+
+TEST(NNDropout, ProbabilityOneDropsEverything) {
+  HostTensor x = F({3}, {2, -3, kNaN});
+  auto r = run(kDropout, {&x}, {{"p", af(1.0)}, {"train", Attribute::none()}});
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  expectValues((*r)[0], {3}, {0, -0.0, kNaN});  // x * 0 * 0, as PyTorch
+  expectInts((*r)[1], {3}, {0, 0, 0});
+}
+
+TEST(NNDropout, SeededMaskIsDeterministicAndScaled) {
+  HostTensor x = F({10000}, std::vector<double>(10000, 3.0));
+  auto a = run(kDropout, {&x}, {{"p", af(0.75)}, {"train", ab(true)}});
+  auto b = run(kDropout, {&x}, {{"p", af(0.75)}, {"train", ab(true)}, {"seed", ai(0)}});
+  auto c = run(kDropout, {&x}, {{"p", af(0.75)}, {"train", ab(true)}, {"seed", ai(7)}});
+  ASSERT_TRUE(a.isOk() && b.isOk() && c.isOk());
+  EXPECT_EQ((*a)[1].ints(), (*b)[1].ints());
+  EXPECT_NE((*a)[1].ints(), (*c)[1].ints());
+  int64_t kept = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    const bool k = (*a)[1].getInt(i) != 0;
+    kept += k;
+    EXPECT_EQ((*a)[0].getDouble(i), k ? 12.0 : 0.0);  // 3 / (1 - 0.75)
+  }
+  EXPECT_GT(kept, 2300);
+  EXPECT_LT(kept, 2700);
+}
+
+TEST(NNDropout, Errors) {
+  HostTensor x = F({2}, {}), i = I({2}, {});
+  expectError(run(kDropout, {&x}, {{"p", af(1.5)}, {"train", ab(true)}}), {"p must be in [0, 1]"});
+  expectError(run(kDropout, {&i}, {{"p", af(0.5)}, {"train", ab(true)}}), {"floating"});
+}
+
+// ---- losses -----------------------------------------------------------------------
+
+const char* kNll = "aten.nll_loss_forward.default";
+AttrMap nll(int64_t reduction, int64_t ignore = -100) {
+  return {{"reduction", ai(reduction)}, {"ignore_index", ai(ignore)}};
+}
+
+TEST(NNLoss, NllLossReductions) {
+  HostTensor x = F({2, 3}, {0.5, 0.25, 0.75, 0.5, -1, 2}), t = I({2}, {2, -100});
+  auto none = run(kNll, {&x, &t, nullptr}, nll(0));
+  ASSERT_TRUE(none.isOk()) << none.status().toString();
+  expectValues((*none)[0], {2}, {-0.75, 0});
+  expectValues((*none)[1], {}, {0});
+  auto mean = run(kNll, {&x, &t, nullptr}, nll(1));
+  ASSERT_TRUE(mean.isOk()) << mean.status().toString();
+  expectValues((*mean)[0], {}, {-0.75});
+  expectValues((*mean)[1], {}, {1});
+  HostTensor w = F({3}, {1, 2, 3}), t2 = I({2}, {1, 0});
+  expectValues(run1(kNll, {&x, &t2, &w}, nll(0)), {2}, {-0.5, -0.5});
+  expectValues(run1(kNll, {&x, &t2, &w}, nll(1)), {}, {-1.0 / 3});
+  expectValues(run1(kNll, {&x, &t2, &w}, nll(2)), {}, {-1});
+  expectValues(run1(kNll, {&x, &t2, &w}, nll(2), 1), {}, {3});
+}
+
+TEST(NNLoss, NllLossIgnoredEmptyAndOneDim) {
+  HostTensor x = F({2, 3}, {0.5, 0.25, 0.75, 0.5, -1, 2}), t = I({2}, {1, 1});
+  expectValues(run1(kNll, {&x, &t, nullptr}, nll(1, 1)), {}, {kNaN});  // everything ignored: 0 / 0
+  expectValues(run1(kNll, {&x, &t, nullptr}, nll(2, 1)), {}, {0});
+  HostTensor e = F({0, 3}, {}), te = I({0}, {});
+  expectValues(run1(kNll, {&e, &te, nullptr}, nll(1)), {}, {kNaN});
+  expectValues(run1(kNll, {&e, &te, nullptr}, nll(0)), {0}, {});
+  HostTensor x1 = F({3}, {0.5, 0.25, 0.75}), t1 = I({}, {1});
+  expectValues(run1(kNll, {&x1, &t1, nullptr}, nll(0)), {}, {-0.25});
+  HostTensor tu = I({2}, {1, 0}, DType::kU8);
+  expectValues(run1(kNll, {&x, &tu, nullptr}, nll(1)), {}, {-0.375});
+}
+
+TEST(NNLoss, NllLossErrors) {
+  HostTensor x = F({2, 3}, {}), bad = I({2}, {3, 0}), neg = I({2}, {-1, 0});
+  expectError(run(kNll, {&x, &bad, nullptr}, nll(1)), {"Target 3 is out of bounds"});
+  expectError(run(kNll, {&x, &neg, nullptr}, nll(0)), {"Target -1 is out of bounds"});
+  HostTensor t32 = I({2}, {0, 0}, DType::kI32), t3 = I({3}, {}), w2 = F({2}, {}), x3 = F({2, 3, 4}, {});
+  HostTensor t = I({2}, {0, 0});
+  expectError(run(kNll, {&x, &t32, nullptr}, nll(1)), {"target must be i64"});
+  expectError(run(kNll, {&x, &t3, nullptr}, nll(1)), {"batch sizes", "2 and 3"});
+  expectError(run(kNll, {&x, &t, &w2}, nll(1)), {"weight size and classes"});
+  expectError(run(kNll, {&x3, &t, nullptr}, nll(1)), {"1-D (C) or 2-D (N, C)"});
+  expectError(run(kNll, {&x, &t, nullptr}, nll(3)), {"reduction must be 0 (none), 1 (mean) or 2 (sum)"});
+}
+
+TEST(NNLoss, MseLoss) {
+  HostTensor a = F({2}, {1, 2}), b = F({2}, {0, kNaN});
+  expectValues(run1("aten.mse_loss.default", {&a, &b}, {{"reduction", ai(0)}}), {2}, {1, kNaN});
+  HostTensor m = F({2, 2}, {1, 2, 3, 4}), t = F({2}, {1, 0});
+  expectValues(run1("aten.mse_loss.default", {&m, &t}), {}, {6});  // [0, 4, 4, 16] mean
+  expectValues(run1("aten.mse_loss.default", {&m, &t}, {{"reduction", ai(2)}}), {}, {24});
+  HostTensor e = F({0}, {});
+  expectValues(run1("aten.mse_loss.default", {&e, &e}), {}, {kNaN});
+  expectValues(run1("aten.mse_loss.default", {&e, &e}, {{"reduction", ai(2)}}), {}, {0});
+  HostTensor li = I({2}, {1, 5}), f = F({2}, {0, 1}, DType::kF32);
+  HostTensor r = run1("aten.mse_loss.default", {&li, &f}, {{"reduction", ai(0)}});
+  EXPECT_EQ(r.dtype(), DType::kF32);
+  expectValues(r, {2}, {1, 16});
+  expectError(run("aten.mse_loss.default", {&li, &li}), {"floating"});
+  HostTensor c = F({3}, {});
+  expectError(run("aten.mse_loss.default", {&a, &c}), {"do not broadcast"});
+}
+
+TEST(NNLoss, BinaryCrossEntropy) {
+  const char* op = "aten.binary_cross_entropy.default";
+  HostTensor x = F({3}, {0, 1, 0.5}), t = F({3}, {1, 0, 0.25});
+  expectValues(run1(op, {&x, &t, nullptr}, {{"reduction", ai(0)}}), {3}, {100, 100, std::log(2.0)}, 1e-15);
+  HostTensor w = F({1}, {2});
+  expectValues(run1(op, {&x, &t, &w}, {{"reduction", ai(2)}}), {}, {400 + 2 * std::log(2.0)}, 1e-12);
+  expectValues(run1(op, {&x, &t, nullptr}), {}, {(200 + std::log(2.0)) / 3}, 1e-12);
+  HostTensor big = F({1}, {1.5}), nan = F({1}, {kNaN}), one = F({1}, {1}), two = F({1}, {2}), half = F({1}, {0.5});
+  expectError(run(op, {&big, &one, nullptr}), {"input should be between 0 and 1"});
+  expectError(run(op, {&nan, &one, nullptr}), {"input should be between 0 and 1"});
+  expectError(run(op, {&half, &two, nullptr}), {"target should be between 0 and 1"});
+  HostTensor tf = F({3}, {}, DType::kF32);
+  expectError(run(op, {&x, &tf, nullptr}), {"same dtype"});
+}
+
+}  // namespace
+}  // namespace plugsdk::nntest
