@@ -14,8 +14,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 /// Offset of a (broadcast) operand's batch for the output batch index `idx`: a dim of size
 /// `size` against the output's `osize` reads index idx / (osize / size), which is plain
 /// broadcasting for size 1 or osize, and grouped-query head sharing otherwise.
-int64_t batchOffset(const std::vector<int64_t>& idx, const std::vector<int64_t>& outBatch, const std::vector<int64_t>& shape,
-                    int64_t matrixSize) {
+int64_t batchOffset(const std::vector<int64_t>& idx, const std::vector<int64_t>& outBatch,
+                    const std::vector<int64_t>& shape, int64_t matrixSize) {
   const size_t nb = shape.size() - 2, off = outBatch.size() - nb;
   int64_t o = 0;
   for (size_t i = 0; i < nb; ++i) o = o * shape[i] + idx[off + i] / (outBatch[off + i] / shape[i]);
@@ -180,8 +180,10 @@ StatusOr<std::vector<HostTensor>> elementwiseLoss(const RefKernelContext& ctx, F
       status = l.status();
       return;
     }
-    if (reduction == 0) out.setDouble(i, *l);
-    else sum += *l;
+    if (reduction == 0)
+      out.setDouble(i, *l);
+    else
+      sum += *l;
   });
   RETURN_IF_ERROR(status);
   if (reduction != 0) out.setDouble(0, reduction == 1 ? sum / static_cast<double>(shapeNumel(shape)) : sum);

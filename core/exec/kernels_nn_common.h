@@ -11,10 +11,10 @@
 
 namespace plugsdk::exec::nn {
 
-void registerMatmulKernels(RefKernelTable& t);          // kernels_nn.cc
-void registerConvPoolKernels(RefKernelTable& t);        // kernels_nn_conv.cc
-void registerNormKernels(RefKernelTable& t);            // kernels_nn_norm.cc
-void registerAttentionLossKernels(RefKernelTable& t);   // kernels_nn_attention.cc
+void registerMatmulKernels(RefKernelTable& t);         // kernels_nn.cc
+void registerConvPoolKernels(RefKernelTable& t);       // kernels_nn_conv.cc
+void registerNormKernels(RefKernelTable& t);           // kernels_nn_norm.cc
+void registerAttentionLossKernels(RefKernelTable& t);  // kernels_nn_attention.cc
 
 /// Integer arithmetic that wraps (two's complement) instead of overflowing: integer
 /// kernels accumulate in uint64_t and store through HostTensor::setInt, which wraps to width.
@@ -26,8 +26,10 @@ template <typename T>
 std::vector<T> elements(const HostTensor& t) {
   std::vector<T> out(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) {
-    if constexpr (std::is_same_v<T, double>) out[static_cast<size_t>(i)] = t.getDouble(i);
-    else out[static_cast<size_t>(i)] = wrapU(t.getInt(i));
+    if constexpr (std::is_same_v<T, double>)
+      out[static_cast<size_t>(i)] = t.getDouble(i);
+    else
+      out[static_cast<size_t>(i)] = wrapU(t.getInt(i));
   }
   return out;
 }
@@ -35,8 +37,10 @@ std::vector<T> elements(const HostTensor& t) {
 /// Stores `v` (double or wrapping uint64_t) into element i of `t`.
 template <typename T>
 void store(HostTensor& t, int64_t i, T v) {
-  if constexpr (std::is_same_v<T, double>) t.setDouble(i, v);
-  else t.setInt(i, wrapS(v));
+  if constexpr (std::is_same_v<T, double>)
+    t.setDouble(i, v);
+  else
+    t.setInt(i, wrapS(v));
 }
 
 /// Product of shape[b, e).

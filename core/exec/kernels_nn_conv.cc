@@ -148,8 +148,10 @@ StatusOr<HostTensor> convolution(const RefKernelContext& ctx) {
         for (int64_t i = 0; i < OS; ++i) o[static_cast<size_t>((n * g.cout + c) * OS + i)] = bv[static_cast<size_t>(c)];
   }
   const std::vector<T> x = elements<T>(*ctx.input(0)), w = elements<T>(*ctx.input(1));
-  if (ctx.getBool("transposed")) convTransposed(g, x, w, o);
-  else convForward(g, x, w, o);
+  if (ctx.getBool("transposed"))
+    convTransposed(g, x, w, o);
+  else
+    convForward(g, x, w, o);
   for (int64_t i = 0; i < out.numel(); ++i) store(out, i, o[static_cast<size_t>(i)]);
   return out;
 }
@@ -190,7 +192,8 @@ StatusOr<std::vector<HostTensor>> maxPool2d(const RefKernelContext& ctx) {
     for (int64_t oh = 0; oh < pl.oh; ++oh)
       for (int64_t ow = 0; ow < pl.ow; ++ow) {
         int64_t h0 = oh * s[0] - p[0], w0 = ow * s[1] - p[1];
-        const int64_t h1 = std::min(h0 + (k[0] - 1) * d[0] + 1, pl.ih), w1 = std::min(w0 + (k[1] - 1) * d[1] + 1, pl.iw);
+        const int64_t h1 = std::min(h0 + (k[0] - 1) * d[0] + 1, pl.ih),
+                      w1 = std::min(w0 + (k[1] - 1) * d[1] + 1, pl.iw);
         while (h0 < 0) h0 += d[0];
         while (w0 < 0) w0 += d[1];
         int64_t best = h0 * pl.iw + w0;
@@ -207,8 +210,10 @@ StatusOr<std::vector<HostTensor>> maxPool2d(const RefKernelContext& ctx) {
             }
           }
         const int64_t o = (c * pl.oh + oh) * pl.ow + ow;
-        if (fp) out.setDouble(o, bestF);
-        else out.setInt(o, bestI);
+        if (fp)
+          out.setDouble(o, bestF);
+        else
+          out.setInt(o, bestI);
         idx.setInt(o, best);
       }
   return std::vector<HostTensor>{std::move(out), std::move(idx)};
@@ -241,8 +246,10 @@ StatusOr<std::vector<HostTensor>> avgPool2d(const RefKernelContext& ctx) {
         for (int64_t h = h0; h < h1; ++h)
           for (int64_t w = w0; w < w1; ++w) {
             const int64_t e = (c * pl.ih + h) * pl.iw + w;
-            if (fp) sumF += x.getDouble(e);
-            else sumI += wrapU(x.getInt(e));
+            if (fp)
+              sumF += x.getDouble(e);
+            else
+              sumI += wrapU(x.getInt(e));
           }
         if (fp) {
           out.setDouble(o, sumF / static_cast<double>(factor));

@@ -44,7 +44,8 @@ StatusOr<std::vector<HostTensor>> batchNorm(const RefKernelContext& ctx, int rmI
   if (training && n * s == 0)
     return invalidArgument(ctx.schema().name + ": training needs at least one element per channel, got input " +
                            x.typeString());
-  if (!training && (!rm || !rv)) return invalidArgument(ctx.schema().name + ": eval mode needs running_mean and running_var");
+  if (!training && (!rm || !rv))
+    return invalidArgument(ctx.schema().name + ": eval mode needs running_mean and running_var");
   std::vector<HostTensor> outs;
   for (size_t i = 0; i < ctx.numOutputs(); ++i) outs.push_back(ctx.makeOutput(i));
   HostTensor& out = outs[0];

@@ -33,8 +33,8 @@ Status requireInner(const InferContext& ctx, const TensorType* a, const std::str
 /// `self` of addmm/baddbmm must broadcast to `out` without growing it.
 Status requireBroadcastsTo(const InferContext& ctx, const TensorType* self, const Shape& out) {
   auto bad = [&](const std::string& why) {
-    return ctx.error("self " + self->toString() + " cannot be broadcast to the product shape " + ir::shapeToString(out) +
-                     why);
+    return ctx.error("self " + self->toString() + " cannot be broadcast to the product shape " +
+                     ir::shapeToString(out) + why);
   };
   if (self->rank() > static_cast<int>(out.size())) return bad(": too many dims");
   auto b = ir::broadcastShapes(self->shape, out, ctx.assumptions());
@@ -62,7 +62,8 @@ StatusOr<std::vector<TensorType>> inferBmm(const InferContext& ctx) {
   RETURN_IF_ERROR(requireRank(ctx, b, "mat2", 3));
   RETURN_IF_ERROR(requireMatmulDType(ctx, a, "self"));
   RETURN_IF_ERROR(requireSameDType(ctx, a, "self", b, "mat2"));
-  RETURN_IF_ERROR(requireSameSize(ctx, a->shape[0], b->shape[0], "batch sizes of self and mat2 (bmm does not broadcast)"));
+  RETURN_IF_ERROR(
+      requireSameSize(ctx, a->shape[0], b->shape[0], "batch sizes of self and mat2 (bmm does not broadcast)"));
   RETURN_IF_ERROR(requireInner(ctx, a, "self", a->shape[2], b, "mat2", b->shape[1]));
   return std::vector<TensorType>{TensorType{a->dtype, {a->shape[0], a->shape[1], b->shape[2]}, std::nullopt}};
 }
@@ -121,10 +122,12 @@ Status registerMatmulOps(ir::OpRegistry& reg) {
                           "matrix product of [n, m] and [m, p]"));
   RETURN_IF_ERROR(reg.add("aten.bmm.default(Tensor self, Tensor mat2) -> Tensor", inferBmm, "nn",
                           "batched matrix product of [b, n, m] and [b, m, p] (no broadcasting)"));
-  RETURN_IF_ERROR(reg.add("aten.addmm.default(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-                          inferAddmm, "nn", "beta * self + alpha * (mat1 @ mat2); self broadcasts; beta = 0 ignores self"));
-  RETURN_IF_ERROR(reg.add("aten.baddbmm.default(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-                          inferBaddbmm, "nn", "beta * self + alpha * bmm(batch1, batch2); self broadcasts"));
+  RETURN_IF_ERROR(
+      reg.add("aten.addmm.default(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+              inferAddmm, "nn", "beta * self + alpha * (mat1 @ mat2); self broadcasts; beta = 0 ignores self"));
+  RETURN_IF_ERROR(reg.add(
+      "aten.baddbmm.default(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+      inferBaddbmm, "nn", "beta * self + alpha * bmm(batch1, batch2); self broadcasts"));
   RETURN_IF_ERROR(reg.add("aten.dot.default(Tensor self, Tensor tensor) -> Tensor", inferDot, "nn",
                           "inner product of two 1-D tensors (a 0-dim result)"));
   RETURN_IF_ERROR(reg.add("aten.mv.default(Tensor self, Tensor vec) -> Tensor", inferMv, "nn",

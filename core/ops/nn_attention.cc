@@ -9,19 +9,21 @@ namespace {
 StatusOr<Shape> broadcastBatch(const InferContext& ctx, const Shape& a, const std::string& aName, const Shape& b,
                                const std::string& bName) {
   auto r = ir::broadcastShapes(a, b, ctx.assumptions());
-  if (!r.isOk()) return ctx.error("batch dims of " + aName + " and " + bName + " do not broadcast: " + r.status().message());
+  if (!r.isOk())
+    return ctx.error("batch dims of " + aName + " and " + bName + " do not broadcast: " + r.status().message());
   return r;
 }
 
 StatusOr<std::vector<TensorType>> inferSdpa(const InferContext& ctx) {
   const TensorType *q = ctx.input(0), *k = ctx.input(1), *v = ctx.input(2), *mask = ctx.input(3);
   for (const auto& [t, name] : {std::pair{q, "query"}, std::pair{k, "key"}, std::pair{v, "value"}}) {
-    if (t->rank() < 2) return ctx.error(std::string(name) + " must have at least 2 dims (..., seq, embed), got " + t->toString());
+    if (t->rank() < 2)
+      return ctx.error(std::string(name) + " must have at least 2 dims (..., seq, embed), got " + t->toString());
     RETURN_IF_ERROR(requireFloating(ctx, t, name));
   }
   if (q->dtype != k->dtype || q->dtype != v->dtype)
-    return ctx.error("expected query, key and value to have the same dtype, got " + q->toString() + ", " + k->toString() +
-                     " and " + v->toString());
+    return ctx.error("expected query, key and value to have the same dtype, got " + q->toString() + ", " +
+                     k->toString() + " and " + v->toString());
   auto last = [](const TensorType* t, int fromEnd) { return t->shape[t->shape.size() - static_cast<size_t>(fromEnd)]; };
   RETURN_IF_ERROR(requireSameSize(ctx, last(q, 1), last(k, 1), "embedding dims (last dims) of query and key"));
   RETURN_IF_ERROR(requireSameSize(ctx, last(k, 2), last(v, 2), "sequence lengths (dim -2) of key and value"));
@@ -32,10 +34,12 @@ StatusOr<std::vector<TensorType>> inferSdpa(const InferContext& ctx) {
     // Grouped-query attention: key/value heads (dim -3) repeat to the query's head count.
     for (auto& [b, name] : {std::pair<Shape*, std::string>{&kb, "key"}, std::pair<Shape*, std::string>{&vb, "value"}}) {
       if (b->empty()) continue;
-      const SymExpr hq = qb.back(), hk = b->back();
+      const SymExpr& hq = qb.back();
+      const SymExpr hk = b->back();
       auto eq = ir::proveEQ(hq, hk, ctx.assumptions());
       if (eq && *eq) continue;
-      auto div = ir::proveEQ(SymExpr::mod(hq, hk), SymExpr(0), ctx.assumptions());
+      auto div =
+          hk.isZero() ? std::optional<bool>(false) : ir::proveEQ(SymExpr::mod(hq, hk), SymExpr(0), ctx.assumptions());
       if (!div || !*div)
         return ctx.error("enable_gqa: the number of " + name + " heads (" + hk.toString() +
                          ") must divide the number of query heads (" + hq.toString() + ")");
@@ -46,7 +50,8 @@ StatusOr<std::vector<TensorType>> inferSdpa(const InferContext& ctx) {
   ASSIGN_OR_RETURN(Shape ob, broadcastBatch(ctx, qb, "query", kvb, "key/value"));
   if (mask) {
     if (mask->dtype != DType::kBool && !ir::isFloating(mask->dtype))
-      return ctx.error("attn_mask must be bool (true = attend) or floating (added to the scores), got " + mask->toString());
+      return ctx.error("attn_mask must be bool (true = attend) or floating (added to the scores), got " +
+                       mask->toString());
     if (ctx.getBool("is_causal")) return ctx.error("attn_mask must be none when is_causal is true");
     Shape weights = ob;
     weights.push_back(l);
@@ -81,7 +86,8 @@ StatusOr<std::vector<TensorType>> inferNativeDropout(const InferContext& ctx) {
 
 StatusOr<std::vector<TensorType>> inferNllLoss(const InferContext& ctx) {
   const TensorType *self = ctx.input(0), *target = ctx.input(1), *weight = ctx.input(2);
-  if (self->rank() < 1 || self->rank() > 2) return ctx.error("self must be 1-D (C) or 2-D (N, C), got " + self->toString());
+  if (self->rank() < 1 || self->rank() > 2)
+    return ctx.error("self must be 1-D (C) or 2-D (N, C), got " + self->toString());
   RETURN_IF_ERROR(requireFloating(ctx, self, "self"));
   if (target->dtype != DType::kI64 && target->dtype != DType::kU8)
     return ctx.error("target must be i64 (or u8) class indices, got " + target->toString());
@@ -134,11 +140,11 @@ Status registerAttentionLossOps(ir::OpRegistry& reg) {
       inferSdpa, "nn",
       "softmax(q @ k^T * scale + mask) @ v; bool mask true = attend; fully masked rows give 0; dropout_p > 0 has no "
       "reference kernel"));
-  RETURN_IF_ERROR(reg.add(
-      "aten.native_dropout.default(Tensor input, float p, bool? train, *, int seed=0) -> (Tensor, Tensor)",
-      inferNativeDropout, "nn",
-      "dropout returning (out, bool keep mask); the mask is a deterministic function of (seed, element index): "
-      "keep iff splitmix64 uniform < 1 - p"));
+  RETURN_IF_ERROR(
+      reg.add("aten.native_dropout.default(Tensor input, float p, bool? train, *, int seed=0) -> (Tensor, Tensor)",
+              inferNativeDropout, "nn",
+              "dropout returning (out, bool keep mask); the mask is a deterministic function of (seed, element index): "
+              "keep iff splitmix64 uniform < 1 - p"));
   RETURN_IF_ERROR(reg.add(
       "aten.nll_loss_forward.default(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "
       "-> (Tensor output, Tensor total_weight)",

@@ -77,7 +77,8 @@ const char* kDropout = "aten.native_dropout.default";
 
 TEST(NNDropout, EvalAndZeroProbabilityAreIdentity) {
   HostTensor x = F({3}, {1, -0.0, kNaN});
-  for (const AttrMap& a : {AttrMap{{"p", af(0.5)}, {"train", ab(false)}}, AttrMap{{"p", af(0.0)}, {"train", ab(true)}}}) {
+  for (const AttrMap& a :
+       {AttrMap{{"p", af(0.5)}, {"train", ab(false)}}, AttrMap{{"p", af(0.0)}, {"train", ab(true)}}}) {
     auto r = run(kDropout, {&x}, a);
     ASSERT_TRUE(r.isOk()) << r.status().toString();
     expectValues((*r)[0], {3}, {1, -0.0, kNaN});

@@ -17,9 +17,9 @@ using ir::Shape;
 using ir::SymExpr;
 using ir::TensorType;
 
-Status registerMatmulOps(ir::OpRegistry& reg);     // nn.cc: mm, bmm, addmm, baddbmm, dot, mv
-Status registerConvPoolOps(ir::OpRegistry& reg);   // nn_conv.cc: convolution, max/avg/adaptive pooling
-Status registerNormOps(ir::OpRegistry& reg);       // nn_norm.cc: batch/layer/group norm, softmax
+Status registerMatmulOps(ir::OpRegistry& reg);         // nn.cc: mm, bmm, addmm, baddbmm, dot, mv
+Status registerConvPoolOps(ir::OpRegistry& reg);       // nn_conv.cc: convolution, max/avg/adaptive pooling
+Status registerNormOps(ir::OpRegistry& reg);           // nn_norm.cc: batch/layer/group norm, softmax
 Status registerAttentionLossOps(ir::OpRegistry& reg);  // nn_attention.cc: sdpa, dropout, losses
 
 /// "f32[2, 3]" for an input, "none" for an absent one.
@@ -34,8 +34,7 @@ inline Status requireRank(const InferContext& ctx, const TensorType* t, const st
 
 /// The input `t` must be floating point (the op has no integer kernel in PyTorch).
 inline Status requireFloating(const InferContext& ctx, const TensorType* t, const std::string& what) {
-  if (!ir::isFloating(t->dtype))
-    return ctx.error(what + " must have a floating dtype, got " + t->toString());
+  if (!ir::isFloating(t->dtype)) return ctx.error(what + " must have a floating dtype, got " + t->toString());
   return Status::ok();
 }
 
@@ -60,7 +59,8 @@ inline Status requireSameSize(const InferContext& ctx, const SymExpr& a, const S
 inline Status requireVector(const InferContext& ctx, const TensorType* t, const std::string& what, const SymExpr& size,
                             const std::string& sizeWhat) {
   if (t->rank() != 1)
-    return ctx.error(what + " must be 1-D with " + sizeWhat + " = " + size.toString() + " elements, got " + t->toString());
+    return ctx.error(what + " must be 1-D with " + sizeWhat + " = " + size.toString() + " elements, got " +
+                     t->toString());
   return requireSameSize(ctx, t->shape[0], size, what + " size and " + sizeWhat);
 }
 

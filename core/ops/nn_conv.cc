@@ -13,7 +13,8 @@ StatusOr<std::vector<TensorType>> inferConvolution(const InferContext& ctx) {
   if (r < 3 || r > 5)
     return ctx.error("input must be 3-D, 4-D or 5-D (batch, channels, 1 to 3 spatial dims), got " + input->toString());
   if (weight->rank() != r)
-    return ctx.error("expected a " + str(r) + "-D weight for a " + str(r) + "-D input, got weight " + weight->toString());
+    return ctx.error("expected a " + str(r) + "-D weight for a " + str(r) + "-D input, got weight " +
+                     weight->toString());
   if (input->dtype == DType::kBool) return ctx.error("input has dtype bool, which convolution does not support");
   RETURN_IF_ERROR(requireSameDType(ctx, input, "input", weight, "weight"));
   if (bias && bias->dtype == DType::kBool) return ctx.error("bias has dtype bool, which convolution does not support");
@@ -44,8 +45,8 @@ StatusOr<std::vector<TensorType>> inferConvolution(const InferContext& ctx) {
   if (!transposed) {
     cout = weight->shape[0];
     RETURN_IF_ERROR(divisible(cout, "weight dim 0 (output channels)"));
-    RETURN_IF_ERROR(requireSameSize(ctx, cin, weight->shape[1] * groups,
-                                    "input channels (input dim 1) and weight dim 1 * groups"));
+    RETURN_IF_ERROR(
+        requireSameSize(ctx, cin, weight->shape[1] * groups, "input channels (input dim 1) and weight dim 1 * groups"));
   } else {
     RETURN_IF_ERROR(requireSameSize(ctx, cin, weight->shape[0],
                                     "input channels (input dim 1) and weight dim 0 of a transposed convolution"));
@@ -162,7 +163,7 @@ StatusOr<Shape> pooledShape(const InferContext& ctx, const TensorType* in, const
   const size_t h = out.size() - 2;
   for (size_t i = 0; i < 2; ++i) {
     ASSIGN_OR_RETURN(out[h + i], poolOutSize(ctx, in->shape[h + i], pp.kernel[i], pp.stride[i], pp.padding[i],
-                                              pp.dilation[i], ceil, i == 0 ? "height" : "width"));
+                                             pp.dilation[i], ceil, i == 0 ? "height" : "width"));
   }
   return out;
 }
@@ -213,12 +214,11 @@ Status registerConvPoolOps(ir::OpRegistry& reg) {
   RETURN_IF_ERROR(reg.add(
       "aten.max_pool2d_with_indices.default(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0, 0], "
       "int[2] dilation=[1, 1], bool ceil_mode=False) -> (Tensor, Tensor)",
-      inferMaxPool2d, "nn",
-      "2-d max pooling; also returns i64 indices h * W + w into each input plane; NaN wins"));
-  RETURN_IF_ERROR(reg.add(
-      "aten.avg_pool2d.default(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0, 0], "
-      "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
-      inferAvgPool2d, "nn", "2-d average pooling (i64 input divides with truncation, as PyTorch)"));
+      inferMaxPool2d, "nn", "2-d max pooling; also returns i64 indices h * W + w into each input plane; NaN wins"));
+  RETURN_IF_ERROR(
+      reg.add("aten.avg_pool2d.default(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0, 0], "
+              "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
+              inferAvgPool2d, "nn", "2-d average pooling (i64 input divides with truncation, as PyTorch)"));
   RETURN_IF_ERROR(reg.add("aten._adaptive_avg_pool2d.default(Tensor self, SymInt[2] output_size) -> Tensor",
                           inferAdaptiveAvgPool2d, "nn",
                           "2-d adaptive average pooling: bin i covers [floor(i*in/out), ceil((i+1)*in/out))"));

@@ -7,7 +7,7 @@ namespace {
 
 AttrMap conv(std::vector<int64_t> stride, std::vector<int64_t> padding, std::vector<int64_t> dilation,
              bool transposed = false, std::vector<int64_t> outPad = {0}, int64_t groups = 1) {
-  return {{"stride", al(stride)},         {"padding", al(padding)}, {"dilation", al(dilation)},
+  return {{"stride", al(stride)},         {"padding", al(padding)},       {"dilation", al(dilation)},
           {"transposed", ab(transposed)}, {"output_padding", al(outPad)}, {"groups", ai(groups)}};
 }
 const char* kConv = "aten.convolution.default";
@@ -73,8 +73,8 @@ TEST(NNConv, SymbolicOutputSize) {
   TensorType x = tt(DType::kF32, {sym("n"), 3, sym("h"), sym("w")}), w = tt(DType::kF32, {8, 3, 3, 3});
   auto r = infer(kConv, {&x, &w, nullptr}, conv({2}, {1}, {1}));
   ASSERT_TRUE(r.isOk()) << r.status().toString();
-  EXPECT_EQ((*r)[0].shape, (ir::Shape{sym("n"), 8, SymExpr::floorDiv(sym("h") - 1, 2) + 1,
-                                      SymExpr::floorDiv(sym("w") - 1, 2) + 1}));
+  EXPECT_EQ((*r)[0].shape,
+            (ir::Shape{sym("n"), 8, SymExpr::floorDiv(sym("h") - 1, 2) + 1, SymExpr::floorDiv(sym("w") - 1, 2) + 1}));
   expectError(infer(kConv, {&x, &w, nullptr}, conv({2}, {1}, {1}, true, {1})),
               {"weight dim 0 of a transposed convolution", "3 and 8"});
   // Transposed: weight [Cin, Cout / groups, k...]: Cin 3 needs weight dim 0 = 3.
@@ -185,8 +185,8 @@ TEST(NNPool, AvgPoolPaddingModes) {
 
 TEST(NNPool, AvgPoolCeilModeCountsPaddingOnlyInsidePaddedInput) {
   HostTensor x = F({1, 4, 4}, std::vector<double>(16, 1.0));
-  HostTensor r = run1(kAvg, {&x},
-                      {{"kernel_size", al({3})}, {"stride", al({2})}, {"padding", al({1})}, {"ceil_mode", ab(true)}});
+  HostTensor r =
+      run1(kAvg, {&x}, {{"kernel_size", al({3})}, {"stride", al({2})}, {"padding", al({1})}, {"ceil_mode", ab(true)}});
   expectValues(r, {1, 3, 3}, {4.0 / 9, 6.0 / 9, 3.0 / 9, 6.0 / 9, 1, 0.5, 3.0 / 9, 0.5, 0.25}, 1e-15);
 }
 

@@ -19,10 +19,13 @@ StatusOr<DType> checkBatchNorm(const InferContext& ctx, int rmIndex) {
       {ctx.input(1), "weight"}, {ctx.input(2), "bias"}, {rm, "running_mean"}, {rv, "running_var"}};
   for (const auto& [p, name] : params)
     if (p) RETURN_IF_ERROR(requireVector(ctx, p, name, c, "channels (input dim 1)"));
-  if ((rm == nullptr) != (rv == nullptr)) return ctx.error("running_mean and running_var must both be given or both be none");
-  if (!rm && !ctx.getBool("training")) return ctx.error("running_mean and running_var are required when training is false");
+  if ((rm == nullptr) != (rv == nullptr))
+    return ctx.error("running_mean and running_var must both be given or both be none");
+  if (!rm && !ctx.getBool("training"))
+    return ctx.error("running_mean and running_var are required when training is false");
   if (ctx.getBool("training")) {
-    if (input->numel().constant() == 0) return ctx.error("training needs at least one input element, got " + input->toString());
+    if (input->numel().constant() == 0)
+      return ctx.error("training needs at least one input element, got " + input->toString());
   }
   return normParamDType(ctx, input, params);
 }
@@ -76,7 +79,8 @@ StatusOr<std::vector<TensorType>> inferLayerNorm(const InferContext& ctx) {
     if (p->shape.size() != ns.size())
       return ctx.error(name + " must have the normalized_shape " + nsText + ", got " + p->toString());
     for (size_t i = 0; i < ns.size(); ++i)
-      RETURN_IF_ERROR(requireSameSize(ctx, p->shape[i], ns[i], name + " dim " + std::to_string(i) + " and normalized_shape"));
+      RETURN_IF_ERROR(
+          requireSameSize(ctx, p->shape[i], ns[i], name + " dim " + std::to_string(i) + " and normalized_shape"));
   }
   ASSIGN_OR_RETURN(DType st, normParamDType(ctx, input, {{weight, "weight"}, {bias, "bias"}}));
   Shape stat(input->shape.begin(), input->shape.begin() + static_cast<std::ptrdiff_t>(axis));
@@ -97,8 +101,8 @@ StatusOr<std::vector<TensorType>> inferGroupNorm(const InferContext& ctx) {
   RETURN_IF_ERROR(requireSameSize(ctx, input->numel(), n * c * hw, "input numel and N * C * HxW"));
   auto div = ir::proveEQ(SymExpr::mod(c, SymExpr(group)), SymExpr(0), ctx.assumptions());
   if (!div || !*div)
-    return ctx.error("the number of channels C = " + c.toString() + " must be divisible by group = " + std::to_string(group) +
-                     (div ? "" : " (not provably)"));
+    return ctx.error("the number of channels C = " + c.toString() +
+                     " must be divisible by group = " + std::to_string(group) + (div ? "" : " (not provably)"));
   if (weight) RETURN_IF_ERROR(requireVector(ctx, weight, "weight", c, "C"));
   if (bias) RETURN_IF_ERROR(requireVector(ctx, bias, "bias", c, "C"));
   ASSIGN_OR_RETURN(DType st, normParamDType(ctx, input, {{weight, "weight"}, {bias, "bias"}}));
@@ -114,8 +118,7 @@ StatusOr<std::vector<TensorType>> inferSoftmax(const InferContext& ctx) {
   if (!d.isOk()) return d.status().withContext(ctx.schema().name);
   DType out = self->dtype;
   if (ctx.getBool("half_to_float")) {
-    if (self->dtype != DType::kF16)
-      return ctx.error("half_to_float needs an f16 input, got " + self->toString());
+    if (self->dtype != DType::kF16) return ctx.error("half_to_float needs an f16 input, got " + self->toString());
     out = DType::kF32;
   }
   return std::vector<TensorType>{TensorType{out, self->shape, std::nullopt}};
@@ -124,34 +127,36 @@ StatusOr<std::vector<TensorType>> inferSoftmax(const InferContext& ctx) {
 }  // namespace
 
 Status registerNormOps(ir::OpRegistry& reg) {
-  RETURN_IF_ERROR(reg.add(
-      "aten._native_batch_norm_legit_no_training.default(Tensor input, Tensor? weight, Tensor? bias, "
-      "Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-      inferBatchNormNoTraining, "nn", "batch norm with running statistics (eval); the two stats outputs are empty [0]"));
-  RETURN_IF_ERROR(reg.add(
-      "aten._native_batch_norm_legit_functional.default(Tensor input, Tensor? weight, Tensor? bias, "
-      "Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) "
-      "-> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)",
-      inferBatchNormFunctional, "nn",
-      "batch norm returning (out, save_mean, save_invstd, new running_mean, new running_var (unbiased))"));
-  RETURN_IF_ERROR(reg.add(
-      "aten._native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, "
-      "float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-      inferBatchNormNoStats, "nn", "training-mode batch norm without running statistics"));
-  RETURN_IF_ERROR(reg.add(
-      "aten.native_batch_norm.default(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
-      "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
-      inferNativeBatchNorm, "nn",
-      "batch norm (out, save_mean, save_invstd); functional: running stats are not updated"));
-  RETURN_IF_ERROR(reg.add(
-      "aten.native_layer_norm.default(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
-      "float eps) -> (Tensor, Tensor, Tensor)",
-      inferLayerNorm, "nn", "layer norm over the trailing normalized_shape dims (out, mean, rstd)"));
-  RETURN_IF_ERROR(reg.add(
-      "aten.native_group_norm.default(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
-      "SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
-      inferGroupNorm, "nn", "group norm (out, mean [N, group], rstd [N, group])"));
-  RETURN_IF_ERROR(reg.add("aten._softmax.default(Tensor self, int dim, bool half_to_float) -> Tensor", inferSoftmax, "nn",
+  RETURN_IF_ERROR(
+      reg.add("aten._native_batch_norm_legit_no_training.default(Tensor input, Tensor? weight, Tensor? bias, "
+              "Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+              inferBatchNormNoTraining, "nn",
+              "batch norm with running statistics (eval); the two stats outputs are empty [0]"));
+  RETURN_IF_ERROR(
+      reg.add("aten._native_batch_norm_legit_functional.default(Tensor input, Tensor? weight, Tensor? bias, "
+              "Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) "
+              "-> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)",
+              inferBatchNormFunctional, "nn",
+              "batch norm returning (out, save_mean, save_invstd, new running_mean, new running_var (unbiased))"));
+  RETURN_IF_ERROR(
+      reg.add("aten._native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, "
+              "float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+              inferBatchNormNoStats, "nn", "training-mode batch norm without running statistics"));
+  RETURN_IF_ERROR(
+      reg.add("aten.native_batch_norm.default(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+              "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
+              inferNativeBatchNorm, "nn",
+              "batch norm (out, save_mean, save_invstd); functional: running stats are not updated"));
+  RETURN_IF_ERROR(
+      reg.add("aten.native_layer_norm.default(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
+              "float eps) -> (Tensor, Tensor, Tensor)",
+              inferLayerNorm, "nn", "layer norm over the trailing normalized_shape dims (out, mean, rstd)"));
+  RETURN_IF_ERROR(
+      reg.add("aten.native_group_norm.default(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
+              "SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
+              inferGroupNorm, "nn", "group norm (out, mean [N, group], rstd [N, group])"));
+  RETURN_IF_ERROR(reg.add("aten._softmax.default(Tensor self, int dim, bool half_to_float) -> Tensor", inferSoftmax,
+                          "nn",
                           "softmax along dim (max-subtracted); half_to_float turns an f16 input into an f32 result"));
   RETURN_IF_ERROR(reg.add("aten._log_softmax.default(Tensor self, int dim, bool half_to_float) -> Tensor", inferSoftmax,
                           "nn", "log-softmax along dim (max-subtracted)"));

@@ -121,7 +121,8 @@ TEST(NNGroupNorm, ValuesAndStatistics) {
 // ---- batch norm -------------------------------------------------------------------
 
 TEST(NNBatchNorm, NoTrainingUsesRunningStats) {
-  HostTensor x = F({2, 2}, {1, 2, 3, 4}), w = F({2}, {2, 1}), b = F({2}, {0, 1}), rm = F({2}, {1, 2}), rv = F({2}, {3, 0});
+  HostTensor x = F({2, 2}, {1, 2, 3, 4}), w = F({2}, {2, 1}), b = F({2}, {0, 1}), rm = F({2}, {1, 2}),
+             rv = F({2}, {3, 0});
   auto r = run("aten._native_batch_norm_legit_no_training.default", {&x, &w, &b, &rm, &rv},
                {{"momentum", af(0.1)}, {"eps", af(1)}});
   ASSERT_TRUE(r.isOk()) << r.status().toString();
@@ -161,7 +162,8 @@ TEST(NNBatchNorm, FunctionalUpdatesRunningStats) {
   expectValues((*e)[3], {1}, {1});
   expectValues((*e)[4], {1}, {3});
   HostTensor one = F({1, 2}, {5, 7}), rm2 = F({2}, {0, 0}), rv2 = F({2}, {1, 1});
-  auto o = run(op, {&one, nullptr, nullptr, &rm2, &rv2}, {{"training", ab(true)}, {"momentum", af(0.1)}, {"eps", af(1)}});
+  auto o =
+      run(op, {&one, nullptr, nullptr, &rm2, &rv2}, {{"training", ab(true)}, {"momentum", af(0.1)}, {"eps", af(1)}});
   ASSERT_TRUE(o.isOk()) << o.status().toString();
   expectValues((*o)[0], {1, 2}, {0, 0});
   expectValues((*o)[3], {2}, {0.5, 0.7}, 1e-15);
@@ -184,8 +186,9 @@ TEST(NNBatchNorm, Errors) {
   const char* op = "aten.native_batch_norm.default";
   expectError(run(op, {&x, nullptr, nullptr, &rm, &rv}, a), {"running_mean size and channels", "2 and 3"});
   expectError(run(op, {&x, nullptr, nullptr, nullptr, nullptr}, a), {"required when training is false"});
-  expectError(run(op, {&x, &w32, nullptr, nullptr, nullptr}, {{"training", ab(true)}, {"momentum", af(0.1)}, {"eps", af(0)}}),
-              {"weight has dtype f32"});
+  expectError(
+      run(op, {&x, &w32, nullptr, nullptr, nullptr}, {{"training", ab(true)}, {"momentum", af(0.1)}, {"eps", af(0)}}),
+      {"weight has dtype f32"});
   HostTensor i = I({2, 3}, {}), v = F({3}, {}), e = F({0, 3}, {});
   AttrMap t{{"training", ab(true)}, {"momentum", af(0.1)}, {"eps", af(1e-5)}};
   expectError(run(op, {&i, nullptr, nullptr, nullptr, nullptr}, t), {"floating"});

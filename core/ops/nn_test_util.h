@@ -103,7 +103,8 @@ template <typename R>
 void expectError(const R& r, const std::vector<std::string>& fragments) {
   ASSERT_FALSE(r.isOk()) << "expected an error mentioning " << (fragments.empty() ? "" : fragments[0]);
   for (const auto& f : fragments)
-    EXPECT_NE(r.status().message().find(f), std::string::npos) << "message '" << r.status().message() << "' lacks '" << f << "'";
+    EXPECT_NE(r.status().message().find(f), std::string::npos)
+        << "message '" << r.status().message() << "' lacks '" << f << "'";
 }
 
 }  // namespace plugsdk::nntest
