@@ -36,9 +36,16 @@ DType scalarDType(const ir::Attribute& a) {
   }
 }
 
+/// The fill value (if the op has one) must convert to the output dtype without overflow.
+TypesOr withCheckedFill(const InferContext& ctx, TensorType t) {
+  for (const char* name : {"fill_value", "s"})
+    if (ctx.schema().findArg(name)) RETURN_IF_ERROR(checkScalarFits(ctx, ctx.attr(name), t.dtype, name));
+  return one(std::move(t));
+}
+
 TypesOr inferFull(const InferContext& ctx) {
   ASSIGN_OR_RETURN(Shape shape, sizeList(ctx, "size"));
-  return one(makeType(dtypeOr(ctx, scalarDType(ctx.attr("fill_value"))), std::move(shape)));
+  return withCheckedFill(ctx, makeType(dtypeOr(ctx, scalarDType(ctx.attr("fill_value"))), std::move(shape)));
 }
 
 TypesOr inferFactory(const InferContext& ctx) {
@@ -48,15 +55,15 @@ TypesOr inferFactory(const InferContext& ctx) {
 
 TypesOr inferLike(const InferContext& ctx) {
   const TensorType& t = *ctx.input(0);
-  return one(makeType(dtypeOr(ctx, t.dtype), t.shape));
+  return withCheckedFill(ctx, makeType(dtypeOr(ctx, t.dtype), t.shape));
 }
 
 TypesOr inferNew(const InferContext& ctx) {
   ASSIGN_OR_RETURN(Shape shape, sizeList(ctx, "size"));
-  return one(makeType(dtypeOr(ctx, ctx.input(0)->dtype), std::move(shape)));
+  return withCheckedFill(ctx, makeType(dtypeOr(ctx, ctx.input(0)->dtype), std::move(shape)));
 }
 
-TypesOr inferScalarTensor(const InferContext& ctx) { return one(makeType(dtypeOr(ctx, ir::kDefaultFloat), {})); }
+TypesOr inferScalarTensor(const InferContext& ctx) { return withCheckedFill(ctx, makeType(dtypeOr(ctx, ir::kDefaultFloat), {})); }
 
 const ir::Attribute& argOr(const InferContext& ctx, const char* name, const ir::Attribute& dflt) {
   return ctx.schema().findArg(name) ? ctx.attr(name) : dflt;
@@ -110,6 +117,11 @@ TypesOr inferArange(const InferContext& ctx) {
   DType dflt = isFloat(start) || isFloat(end) || isFloat(step) ? ir::kDefaultFloat : DType::kI64;
   DType dtype = dtypeOr(ctx, dflt);
   if (dtype == DType::kBool) return ctx.error("arange is not implemented for bool");
+  // The bounds are converted to the accumulate type first: int64 for integers, float for
+  // float16/bfloat16, double otherwise.
+  DType acc = ir::isFloating(dtype) ? (dtype == DType::kF16 || dtype == DType::kBF16 ? DType::kF32 : DType::kF64) : DType::kI64;
+  for (const ir::Attribute* a : {&start, &end, &step})
+    if (a->kind() != ir::Attribute::Kind::kSym) RETURN_IF_ERROR(checkScalarFits(ctx, *a, acc, "bound"));
   // A symbolic end (an integer size expression) with integer start and step.
   if (end.kind() == ir::Attribute::Kind::kSym) {
     auto s = start.asInt(), st = step.asInt();
@@ -130,6 +142,8 @@ TypesOr inferLinspace(const InferContext& ctx) {
   if (steps < 0) return ctx.error("number of steps must be non-negative, got " + std::to_string(steps));
   DType dtype = dtypeOr(ctx, ir::kDefaultFloat);
   if (dtype == DType::kBool) return ctx.error("linspace is not implemented for bool");
+  RETURN_IF_ERROR(checkScalarFits(ctx, ctx.attr("start"), dtype, "start"));
+  RETURN_IF_ERROR(checkScalarFits(ctx, ctx.attr("end"), dtype, "end"));
   return one(makeType(dtype, {SymExpr(steps)}));
 }
 

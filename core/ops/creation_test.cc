@@ -1,5 +1,6 @@
 // Tests for the creation ops (full, zeros, ones, empty, *_like, new_*, scalar_tensor,
 // arange, linspace): dtype rules, values rounded to the dtype, lengths and bad arguments.
+#include <cmath>
 #include <limits>
 
 #include "core/ops/shape_test_util.h"
@@ -10,6 +11,8 @@ namespace {
 constexpr DType F16 = DType::kF16, F32 = DType::kF32, F64 = DType::kF64, I64 = DType::kI64, I32 = DType::kI32,
                 U8 = DType::kU8, B = DType::kBool;
 
+const double kInf = std::numeric_limits<double>::infinity();
+
 double f32(double v) { return static_cast<double>(static_cast<float>(v)); }
 
 TEST(Creation, FullTakesItsDTypeFromTheValue) {
@@ -17,12 +20,34 @@ TEST(Creation, FullTakesItsDTypeFromTheValue) {
   expectInts(run1("aten.full", {}, {{"size", Al({2})}, {"fill_value", A(3)}}), I64, {2}, {3, 3});
   expectInts(run1("aten.full", {}, {{"size", Al({1})}, {"fill_value", Ab(true)}}), B, {1}, {1});
   expectInts(run1("aten.full", {}, {{"size", Al({2})}, {"fill_value", Af(-3.7)}, {"dtype", Adt(I32)}}), I32, {2}, {-3, -3});
-  expectInts(run1("aten.full", {}, {{"size", Al({1})}, {"fill_value", A(300)}, {"dtype", Adt(U8)}}), U8, {1}, {44});
+  expectInts(run1("aten.full", {}, {{"size", Al({1})}, {"fill_value", A(-1)}, {"dtype", Adt(U8)}}), U8, {1}, {255});
   expectValues(run1("aten.full", {}, {{"size", Al({1})}, {"fill_value", Af(0.1)}}), F32, {1}, {f32(0.1)});
   expectValues(run1("aten.full", {}, {{"size", Al({1})}, {"fill_value", Af(0.1)}, {"dtype", Adt(F64)}}), F64, {1}, {0.1});
   expectValues(run1("aten.full", {}, {{"size", Al({})}, {"fill_value", Af(-0.0)}}), F32, {}, {-0.0});
   expectValues(run1("aten.full", {}, {{"size", Al({0, 4})}, {"fill_value", A(1)}, {"dtype", Adt(F32)}}), F32, {0, 4}, {});
   EXPECT_CONTAINS(runError("aten.full", {}, {{"size", Al({-1})}, {"fill_value", A(1)}}), "negative dimension -1");
+  expectInts(run1("aten.full", {}, {{"size", Al({1})}, {"fill_value", Af(0.5)}, {"dtype", Adt(B)}}), B, {1}, {1});
+  expectValues(run1("aten.full", {}, {{"size", Al({1})}, {"fill_value", Af(-kInf)}, {"dtype", Adt(F16)}}), F16, {1}, {-kInf});
+}
+
+TEST(Creation, FillValuesMustFitTheDType) {
+  auto fullError = [](const Attribute& v, DType t) {
+    return runError("aten.full", {}, {{"size", Al({1})}, {"fill_value", v}, {"dtype", Adt(t)}});
+  };
+  EXPECT_CONTAINS(fullError(A(300), U8), "fill_value 300 cannot be converted to u8 without overflow");
+  EXPECT_CONTAINS(fullError(A(-256), U8), "overflow");
+  EXPECT_CONTAINS(fullError(Af(-0.5), U8), "overflow");
+  EXPECT_CONTAINS(fullError(A(128), DType::kI8), "overflow");
+  EXPECT_CONTAINS(fullError(Af(std::nan("")), I32), "cannot be converted to i32");
+  EXPECT_CONTAINS(fullError(Af(kInf), I32), "overflow");
+  EXPECT_CONTAINS(fullError(Af(1e19), I64), "overflow");
+  EXPECT_CONTAINS(fullError(A(65520), F16), "cannot be converted to f16");
+  EXPECT_CONTAINS(fullError(Af(1e39), F32), "overflow");
+  HostTensor x = I(U8, {2}, {1, 2});
+  EXPECT_CONTAINS(runError("aten.full_like", {&x}, {{"fill_value", A(300)}}), "overflow");
+  EXPECT_CONTAINS(runError("aten.scalar_tensor", {}, {{"s", Af(1e6)}, {"dtype", Adt(F16)}}), "cannot be converted to f16");
+  EXPECT_CONTAINS(runError("aten.linspace", {}, {{"start", A(-200)}, {"end", A(3)}, {"steps", A(3)}, {"dtype", Adt(DType::kI8)}}),
+                  "start -200 cannot be converted to i8");
 
   auto r = infer("aten.full", {}, {{"size", Attribute::fromInts({S("s0"), SymExpr(2)})}, {"fill_value", A(1)}});
   ASSERT_TRUE(r.isOk()) << r.status().toString();

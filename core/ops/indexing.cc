@@ -85,6 +85,7 @@ TypesOr inferScatterValue(const InferContext& ctx) {
   if (index.dtype != DType::kI64) return ctx.error("index must be int64, got " + std::string(ir::dtypeName(index.dtype)));
   ASSIGN_OR_RETURN(int64_t dim, wrapDimIn(ctx, ctx.getInt("dim"), t.rank()));
   if (!provablyEmpty(index)) RETURN_IF_ERROR(checkNoLarger(ctx, index, t, "self", dim));
+  RETURN_IF_ERROR(checkScalarFits(ctx, ctx.attr("value"), t.dtype, "value"));
   return one(makeType(t.dtype, t.shape));
 }
 

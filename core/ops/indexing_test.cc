@@ -70,6 +70,9 @@ TEST(Scatter, SrcValueAndAdd) {
   HostTensor si(I64, {3});
   HostTensor one = I(I64, {1}, {1});
   expectInts(run1("aten.scatter.value", {&si, &one}, {{"dim", A(0)}, {"value", Af(2.7)}}), I64, {3}, {0, 2, 0});
+  HostTensor u8 = I(DType::kU8, {2}, {0, 0}), zero = I(I64, {1}, {0});
+  expectInts(run1("aten.scatter.value", {&u8, &zero}, {{"dim", A(0)}, {"value", A(-1)}}), DType::kU8, {2}, {255, 0});
+  EXPECT_CONTAINS(runError("aten.scatter.value", {&u8, &zero}, {{"dim", A(0)}, {"value", A(300)}}), "without overflow");
   HostTensor s8 = I(I8, {2}, {120, 0}), two = I(I64, {2}, {0, 0}), five = I(I8, {2}, {5, 5});
   expectInts(run1("aten.scatter_add", {&s8, &two, &five}, {{"dim", A(0)}}), I8, {2}, {-126, 0});
   HostTensor mul = D(F32, {3}, {2, 2, 7});

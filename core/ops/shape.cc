@@ -222,6 +222,7 @@ TypesOr inferConstantPad(const InferContext& ctx) {
   if (pad.size() % 2 != 0) return ctx.error("the length of pad must be even, got " + std::to_string(pad.size()));
   if (static_cast<int>(pad.size() / 2) > t.rank())
     return ctx.error("pad has " + std::to_string(pad.size()) + " entries, more than twice the rank " + std::to_string(t.rank()));
+  RETURN_IF_ERROR(checkScalarFits(ctx, ctx.attr("value"), t.dtype, "value"));
   Shape out = t.shape;
   for (size_t i = 0; i < pad.size() / 2; ++i) {
     size_t d = t.shape.size() - 1 - i;

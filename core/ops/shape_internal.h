@@ -2,6 +2,7 @@
 // (shape*.cc, indexing*.cc, creation*.cc); not part of the public op interface.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -69,6 +70,39 @@ inline Status checkSize(const InferContext& ctx, const SymExpr& s, const std::st
     return Status::ok();
   }
   if (provedLT(s, SymExpr(0), ctx.assumptions())) return ctx.error(what + " " + s.toString() + " is always negative");
+  return Status::ok();
+}
+
+/// PyTorch's checked Scalar conversion (c10::checked_convert) when it fills a tensor of
+/// `dtype`: integers must fit the type (unsigned types also take negatives down to -max,
+/// which wrap), floats must be within the finite range (inf and NaN only into floating
+/// types), bool always fits. `what` names the value in the error.
+inline Status checkScalarFits(const ir::AttrReader& ctx, const ir::Attribute& value, DType dtype, const std::string& what) {
+  if (value.kind() == ir::Attribute::Kind::kBool || dtype == DType::kBool || dtype == DType::kF64) return Status::ok();
+  double lo = 0, hi = 0;
+  switch (dtype) {
+    case DType::kU8: lo = 0, hi = 255; break;
+    case DType::kI8: lo = -128, hi = 127; break;
+    case DType::kI16: lo = -32768, hi = 32767; break;
+    case DType::kI32: lo = -2147483648.0, hi = 2147483647.0; break;
+    case DType::kI64: lo = -9223372036854775808.0, hi = 9223372036854775807.0; break;
+    case DType::kF16: lo = -65504.0, hi = 65504.0; break;
+    case DType::kBF16: lo = -3.3895313892515355e38, hi = 3.3895313892515355e38; break;
+    default: lo = -3.4028234663852886e38, hi = 3.4028234663852886e38; break;  // f32
+  }
+  bool overflow = false;
+  if (auto i = value.asInt()) {
+    if (dtype == DType::kI64) return Status::ok();
+    double v = static_cast<double>(*i);
+    overflow = dtype == DType::kU8 ? (v > hi || v < -hi) : (v < lo || v > hi);
+  } else if (auto f = value.asDouble()) {
+    double v = *f;
+    if (ir::isFloating(dtype)) overflow = !std::isinf(v) && !std::isnan(v) && (v < lo || v > hi);
+    else overflow = std::isnan(v) || v < lo || v > hi || (dtype == DType::kI64 && v >= hi);
+  }
+  if (overflow)
+    return ctx.error(what + " " + value.toString() + " cannot be converted to " + std::string(ir::dtypeName(dtype)) +
+                     " without overflow");
   return Status::ok();
 }
 

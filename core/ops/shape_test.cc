@@ -159,6 +159,10 @@ TEST(ShapeOps, ConstantPadNd) {
              {2, 5, 6, 2, 2, 2});
   HostTensor s = D(F64, {}, {3});
   expectValues(run1("aten.constant_pad_nd", {&s}, {{"pad", Al({})}}), F64, {}, {3});
+  HostTensor u = I(DType::kU8, {1}, {7});
+  expectInts(run1("aten.constant_pad_nd", {&u}, {{"pad", Al({1, 0})}, {"value", A(-1)}}), DType::kU8, {2}, {255, 7});
+  EXPECT_CONTAINS(runError("aten.constant_pad_nd", {&u}, {{"pad", Al({1, 0})}, {"value", A(300)}}),
+                  "value 300 cannot be converted to u8 without overflow");
   EXPECT_CONTAINS(runError("aten.constant_pad_nd", {&x}, {{"pad", Al({1})}}), "must be even");
   EXPECT_CONTAINS(runError("aten.constant_pad_nd", {&x}, {{"pad", Al({1, 1, 1, 1})}}), "more than twice the rank");
   EXPECT_CONTAINS(runError("aten.constant_pad_nd", {&x}, {{"pad", Al({-3, -2})}}), "negative size -1");
