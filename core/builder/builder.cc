@@ -44,7 +44,7 @@ std::vector<Tensor> GraphBuilder::apply(const std::string& op, const std::vector
     status_ = types.status();
     return {};
   }
-  ir::Node* n = graph_.addNode(op, def, ins, std::move(attrs), *types);
+  ir::Node* n = graph_.addNode(def->schema.name, def, ins, std::move(attrs), *types);
   std::vector<Tensor> outs;
   for (ir::Value* v : n->outputs()) outs.emplace_back(this, v);
   return outs;

@@ -105,12 +105,12 @@ RefKernel product(bool add) {
 }  // namespace
 
 void registerMatmulKernels(RefKernelTable& t) {
-  t.add("aten.mm.default", product(false));
-  t.add("aten.bmm.default", product(false));
-  t.add("aten.dot.default", product(false));
-  t.add("aten.mv.default", product(false));
-  t.add("aten.addmm.default", product(true));
-  t.add("aten.baddbmm.default", product(true));
+  t.add("aten.mm", product(false));
+  t.add("aten.bmm", product(false));
+  t.add("aten.dot", product(false));
+  t.add("aten.mv", product(false));
+  t.add("aten.addmm", product(true));
+  t.add("aten.baddbmm", product(true));
 }
 
 }  // namespace nn

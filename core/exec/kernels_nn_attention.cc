@@ -211,11 +211,11 @@ StatusOr<std::vector<HostTensor>> bceLoss(const RefKernelContext& ctx) {
 }  // namespace
 
 void registerAttentionLossKernels(RefKernelTable& t) {
-  t.add("aten.scaled_dot_product_attention.default", sdpa);
-  t.add("aten.native_dropout.default", nativeDropout);
-  t.add("aten.nll_loss_forward.default", nllLoss);
-  t.add("aten.mse_loss.default", mseLoss);
-  t.add("aten.binary_cross_entropy.default", bceLoss);
+  t.add("aten.scaled_dot_product_attention", sdpa);
+  t.add("aten.native_dropout", nativeDropout);
+  t.add("aten.nll_loss_forward", nllLoss);
+  t.add("aten.mse_loss", mseLoss);
+  t.add("aten.binary_cross_entropy", bceLoss);
 }
 
 }  // namespace plugsdk::exec::nn

@@ -284,10 +284,10 @@ StatusOr<std::vector<HostTensor>> adaptiveAvgPool2d(const RefKernelContext& ctx)
 }  // namespace
 
 void registerConvPoolKernels(RefKernelTable& t) {
-  t.add("aten.convolution.default", convolutionKernel);
-  t.add("aten.max_pool2d_with_indices.default", maxPool2d);
-  t.add("aten.avg_pool2d.default", avgPool2d);
-  t.add("aten._adaptive_avg_pool2d.default", adaptiveAvgPool2d);
+  t.add("aten.convolution", convolutionKernel);
+  t.add("aten.max_pool2d_with_indices", maxPool2d);
+  t.add("aten.avg_pool2d", avgPool2d);
+  t.add("aten._adaptive_avg_pool2d", adaptiveAvgPool2d);
 }
 
 }  // namespace plugsdk::exec::nn

@@ -157,18 +157,18 @@ RefKernel softmax(bool log) {
 }  // namespace
 
 void registerNormKernels(RefKernelTable& t) {
-  t.add("aten._native_batch_norm_legit_no_training.default",
+  t.add("aten._native_batch_norm_legit_no_training",
         [](const RefKernelContext& ctx) { return batchNorm(ctx, 3, false, false); });
-  t.add("aten._native_batch_norm_legit_functional.default",
+  t.add("aten._native_batch_norm_legit_functional",
         [](const RefKernelContext& ctx) { return batchNorm(ctx, 3, ctx.getBool("training"), true); });
   t.add("aten._native_batch_norm_legit.no_stats",
         [](const RefKernelContext& ctx) { return batchNorm(ctx, -1, true, false); });
-  t.add("aten.native_batch_norm.default",
+  t.add("aten.native_batch_norm",
         [](const RefKernelContext& ctx) { return batchNorm(ctx, 3, ctx.getBool("training"), false); });
-  t.add("aten.native_layer_norm.default", layerNorm);
-  t.add("aten.native_group_norm.default", groupNorm);
-  t.add("aten._softmax.default", softmax(false));
-  t.add("aten._log_softmax.default", softmax(true));
+  t.add("aten.native_layer_norm", layerNorm);
+  t.add("aten.native_group_norm", groupNorm);
+  t.add("aten._softmax", softmax(false));
+  t.add("aten._log_softmax", softmax(true));
 }
 
 }  // namespace plugsdk::exec::nn

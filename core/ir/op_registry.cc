@@ -246,7 +246,14 @@ Status OpRegistry::add(std::string_view schemaText, InferFn infer, std::string c
 
 const OpDef* OpRegistry::find(std::string_view name) const {
   auto it = ops_.find(name);
-  return it == ops_.end() ? nullptr : it->second.get();
+  if (it != ops_.end()) return it->second.get();
+  // FX names default overloads "aten.relu.default"; the registry's canonical name is "aten.relu".
+  constexpr std::string_view kDefault = ".default";
+  if (name.size() > kDefault.size() && name.substr(name.size() - kDefault.size()) == kDefault) {
+    it = ops_.find(name.substr(0, name.size() - kDefault.size()));
+    if (it != ops_.end()) return it->second.get();
+  }
+  return nullptr;
 }
 
 std::vector<const OpDef*> OpRegistry::all() const {

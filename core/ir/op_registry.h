@@ -113,6 +113,8 @@ class OpRegistry {
  public:
   /// Registers an op from its schema text. Fails on a malformed schema or a duplicate.
   Status add(std::string_view schemaText, InferFn infer, std::string category, std::string doc = "");
+  /// Looks an op up by name; "aten.X.default" (FX's name for a default overload) finds
+  /// "aten.X", the canonical name.
   const OpDef* find(std::string_view name) const;
   std::vector<const OpDef*> all() const;
   size_t size() const { return ops_.size(); }

@@ -135,24 +135,24 @@ StatusOr<std::vector<TensorType>> inferBce(const InferContext& ctx) {
 
 Status registerAttentionLossOps(ir::OpRegistry& reg) {
   RETURN_IF_ERROR(reg.add(
-      "aten.scaled_dot_product_attention.default(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
+      "aten.scaled_dot_product_attention(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, "
       "float dropout_p=0.0, bool is_causal=False, *, float? scale=None, bool enable_gqa=False) -> Tensor",
       inferSdpa, "nn",
       "softmax(q @ k^T * scale + mask) @ v; bool mask true = attend; fully masked rows give 0; dropout_p > 0 has no "
       "reference kernel"));
   RETURN_IF_ERROR(
-      reg.add("aten.native_dropout.default(Tensor input, float p, bool? train, *, int seed=0) -> (Tensor, Tensor)",
+      reg.add("aten.native_dropout(Tensor input, float p, bool? train, *, int seed=0) -> (Tensor, Tensor)",
               inferNativeDropout, "nn",
               "dropout returning (out, bool keep mask); the mask is a deterministic function of (seed, element index): "
               "keep iff splitmix64 uniform < 1 - p"));
   RETURN_IF_ERROR(reg.add(
-      "aten.nll_loss_forward.default(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "
+      "aten.nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "
       "-> (Tensor output, Tensor total_weight)",
       inferNllLoss, "nn", "negative log-likelihood loss over log-probabilities (reduction 0 none, 1 mean, 2 sum)"));
-  RETURN_IF_ERROR(reg.add("aten.mse_loss.default(Tensor self, Tensor target, int reduction=1) -> Tensor", inferMseLoss,
+  RETURN_IF_ERROR(reg.add("aten.mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", inferMseLoss,
                           "nn", "mean squared error (self and target broadcast)"));
   RETURN_IF_ERROR(reg.add(
-      "aten.binary_cross_entropy.default(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",
+      "aten.binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",
       inferBce, "nn", "binary cross entropy of probabilities in [0, 1] (log clamped at -100)"));
   return Status::ok();
 }

@@ -5,7 +5,7 @@
 namespace plugsdk::nntest {
 namespace {
 
-const char* kSdpa = "aten.scaled_dot_product_attention.default";
+const char* kSdpa = "aten.scaled_dot_product_attention";
 
 TEST(NNAttention, ScaleAndFloatMask) {
   // Scores [ln 3, 0] give weights [3/4, 1/4] over values [10, 20].
@@ -73,7 +73,7 @@ TEST(NNAttention, Errors) {
 
 // ---- dropout ----------------------------------------------------------------------
 
-const char* kDropout = "aten.native_dropout.default";
+const char* kDropout = "aten.native_dropout";
 
 TEST(NNDropout, EvalAndZeroProbabilityAreIdentity) {
   HostTensor x = F({3}, {1, -0.0, kNaN});
@@ -121,7 +121,7 @@ TEST(NNDropout, Errors) {
 
 // ---- losses -----------------------------------------------------------------------
 
-const char* kNll = "aten.nll_loss_forward.default";
+const char* kNll = "aten.nll_loss_forward";
 AttrMap nll(int64_t reduction, int64_t ignore = -100) {
   return {{"reduction", ai(reduction)}, {"ignore_index", ai(ignore)}};
 }
@@ -171,24 +171,24 @@ TEST(NNLoss, NllLossErrors) {
 
 TEST(NNLoss, MseLoss) {
   HostTensor a = F({2}, {1, 2}), b = F({2}, {0, kNaN});
-  expectValues(run1("aten.mse_loss.default", {&a, &b}, {{"reduction", ai(0)}}), {2}, {1, kNaN});
+  expectValues(run1("aten.mse_loss", {&a, &b}, {{"reduction", ai(0)}}), {2}, {1, kNaN});
   HostTensor m = F({2, 2}, {1, 2, 3, 4}), t = F({2}, {1, 0});
-  expectValues(run1("aten.mse_loss.default", {&m, &t}), {}, {6});  // [0, 4, 4, 16] mean
-  expectValues(run1("aten.mse_loss.default", {&m, &t}, {{"reduction", ai(2)}}), {}, {24});
+  expectValues(run1("aten.mse_loss", {&m, &t}), {}, {6});  // [0, 4, 4, 16] mean
+  expectValues(run1("aten.mse_loss", {&m, &t}, {{"reduction", ai(2)}}), {}, {24});
   HostTensor e = F({0}, {});
-  expectValues(run1("aten.mse_loss.default", {&e, &e}), {}, {kNaN});
-  expectValues(run1("aten.mse_loss.default", {&e, &e}, {{"reduction", ai(2)}}), {}, {0});
+  expectValues(run1("aten.mse_loss", {&e, &e}), {}, {kNaN});
+  expectValues(run1("aten.mse_loss", {&e, &e}, {{"reduction", ai(2)}}), {}, {0});
   HostTensor li = I({2}, {1, 5}), f = F({2}, {0, 1}, DType::kF32);
-  HostTensor r = run1("aten.mse_loss.default", {&li, &f}, {{"reduction", ai(0)}});
+  HostTensor r = run1("aten.mse_loss", {&li, &f}, {{"reduction", ai(0)}});
   EXPECT_EQ(r.dtype(), DType::kF32);
   expectValues(r, {2}, {1, 16});
-  expectError(run("aten.mse_loss.default", {&li, &li}), {"floating"});
+  expectError(run("aten.mse_loss", {&li, &li}), {"floating"});
   HostTensor c = F({3}, {});
-  expectError(run("aten.mse_loss.default", {&a, &c}), {"do not broadcast"});
+  expectError(run("aten.mse_loss", {&a, &c}), {"do not broadcast"});
 }
 
 TEST(NNLoss, BinaryCrossEntropy) {
-  const char* op = "aten.binary_cross_entropy.default";
+  const char* op = "aten.binary_cross_entropy";
   HostTensor x = F({3}, {0, 1, 0.5}), t = F({3}, {1, 0, 0.25});
   expectValues(run1(op, {&x, &t, nullptr}, {{"reduction", ai(0)}}), {3}, {100, 100, std::log(2.0)}, 1e-15);
   HostTensor w = F({1}, {2});

@@ -207,19 +207,19 @@ StatusOr<std::vector<TensorType>> inferAdaptiveAvgPool2d(const InferContext& ctx
 
 Status registerConvPoolOps(ir::OpRegistry& reg) {
   RETURN_IF_ERROR(reg.add(
-      "aten.convolution.default(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
+      "aten.convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
       "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
       inferConvolution, "nn",
       "N-d convolution (1 to 3 spatial dims) with groups, dilation, padding; transposed = true is the deconvolution"));
   RETURN_IF_ERROR(reg.add(
-      "aten.max_pool2d_with_indices.default(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0, 0], "
+      "aten.max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0, 0], "
       "int[2] dilation=[1, 1], bool ceil_mode=False) -> (Tensor, Tensor)",
       inferMaxPool2d, "nn", "2-d max pooling; also returns i64 indices h * W + w into each input plane; NaN wins"));
   RETURN_IF_ERROR(
-      reg.add("aten.avg_pool2d.default(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0, 0], "
+      reg.add("aten.avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=[0, 0], "
               "bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor",
               inferAvgPool2d, "nn", "2-d average pooling (i64 input divides with truncation, as PyTorch)"));
-  RETURN_IF_ERROR(reg.add("aten._adaptive_avg_pool2d.default(Tensor self, SymInt[2] output_size) -> Tensor",
+  RETURN_IF_ERROR(reg.add("aten._adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor",
                           inferAdaptiveAvgPool2d, "nn",
                           "2-d adaptive average pooling: bin i covers [floor(i*in/out), ceil((i+1)*in/out))"));
   return Status::ok();

@@ -10,7 +10,7 @@ AttrMap conv(std::vector<int64_t> stride, std::vector<int64_t> padding, std::vec
   return {{"stride", al(stride)},         {"padding", al(padding)},       {"dilation", al(dilation)},
           {"transposed", ab(transposed)}, {"output_padding", al(outPad)}, {"groups", ai(groups)}};
 }
-const char* kConv = "aten.convolution.default";
+const char* kConv = "aten.convolution";
 
 TEST(NNConv, Conv2dBasicWithBias) {
   HostTensor x = F({1, 1, 3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}), w = F({1, 1, 2, 2}, {1, 0, 0, 1}), b = F({1}, {10});
@@ -110,9 +110,9 @@ TEST(NNConv, Errors) {
 
 // ---- pooling ----------------------------------------------------------------------
 
-const char* kMax = "aten.max_pool2d_with_indices.default";
-const char* kAvg = "aten.avg_pool2d.default";
-const char* kAdaptive = "aten._adaptive_avg_pool2d.default";
+const char* kMax = "aten.max_pool2d_with_indices";
+const char* kAvg = "aten.avg_pool2d";
+const char* kAdaptive = "aten._adaptive_avg_pool2d";
 
 TEST(NNPool, MaxPoolValuesAndIndices) {
   HostTensor x = iota({1, 1, 4, 4});

@@ -128,12 +128,12 @@ StatusOr<std::vector<TensorType>> inferSoftmax(const InferContext& ctx) {
 
 Status registerNormOps(ir::OpRegistry& reg) {
   RETURN_IF_ERROR(
-      reg.add("aten._native_batch_norm_legit_no_training.default(Tensor input, Tensor? weight, Tensor? bias, "
+      reg.add("aten._native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, "
               "Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
               inferBatchNormNoTraining, "nn",
               "batch norm with running statistics (eval); the two stats outputs are empty [0]"));
   RETURN_IF_ERROR(
-      reg.add("aten._native_batch_norm_legit_functional.default(Tensor input, Tensor? weight, Tensor? bias, "
+      reg.add("aten._native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, "
               "Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) "
               "-> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)",
               inferBatchNormFunctional, "nn",
@@ -143,22 +143,22 @@ Status registerNormOps(ir::OpRegistry& reg) {
               "float momentum, float eps) -> (Tensor, Tensor, Tensor)",
               inferBatchNormNoStats, "nn", "training-mode batch norm without running statistics"));
   RETURN_IF_ERROR(
-      reg.add("aten.native_batch_norm.default(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
+      reg.add("aten.native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
               "Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)",
               inferNativeBatchNorm, "nn",
               "batch norm (out, save_mean, save_invstd); functional: running stats are not updated"));
   RETURN_IF_ERROR(
-      reg.add("aten.native_layer_norm.default(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
+      reg.add("aten.native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, "
               "float eps) -> (Tensor, Tensor, Tensor)",
               inferLayerNorm, "nn", "layer norm over the trailing normalized_shape dims (out, mean, rstd)"));
   RETURN_IF_ERROR(
-      reg.add("aten.native_group_norm.default(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
+      reg.add("aten.native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
               "SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
               inferGroupNorm, "nn", "group norm (out, mean [N, group], rstd [N, group])"));
-  RETURN_IF_ERROR(reg.add("aten._softmax.default(Tensor self, int dim, bool half_to_float) -> Tensor", inferSoftmax,
+  RETURN_IF_ERROR(reg.add("aten._softmax(Tensor self, int dim, bool half_to_float) -> Tensor", inferSoftmax,
                           "nn",
                           "softmax along dim (max-subtracted); half_to_float turns an f16 input into an f32 result"));
-  RETURN_IF_ERROR(reg.add("aten._log_softmax.default(Tensor self, int dim, bool half_to_float) -> Tensor", inferSoftmax,
+  RETURN_IF_ERROR(reg.add("aten._log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", inferSoftmax,
                           "nn", "log-softmax along dim (max-subtracted)"));
   return Status::ok();
 }

@@ -5,8 +5,8 @@
 namespace plugsdk::nntest {
 namespace {
 
-const char* kSoftmax = "aten._softmax.default";
-const char* kLogSoftmax = "aten._log_softmax.default";
+const char* kSoftmax = "aten._softmax";
+const char* kLogSoftmax = "aten._log_softmax";
 AttrMap sm(int64_t dim, bool h2f = false) { return {{"dim", ai(dim)}, {"half_to_float", ab(h2f)}}; }
 
 TEST(NNSoftmax, Values) {
@@ -59,8 +59,8 @@ TEST(NNSoftmax, Errors) {
 
 // ---- layer norm and group norm ----------------------------------------------------
 
-const char* kLayerNorm = "aten.native_layer_norm.default";
-const char* kGroupNorm = "aten.native_group_norm.default";
+const char* kLayerNorm = "aten.native_layer_norm";
+const char* kGroupNorm = "aten.native_group_norm";
 
 TEST(NNLayerNorm, ValuesAndStatistics) {
   HostTensor x = F({2, 2}, {1, 3, 2, 2});
@@ -123,7 +123,7 @@ TEST(NNGroupNorm, ValuesAndStatistics) {
 TEST(NNBatchNorm, NoTrainingUsesRunningStats) {
   HostTensor x = F({2, 2}, {1, 2, 3, 4}), w = F({2}, {2, 1}), b = F({2}, {0, 1}), rm = F({2}, {1, 2}),
              rv = F({2}, {3, 0});
-  auto r = run("aten._native_batch_norm_legit_no_training.default", {&x, &w, &b, &rm, &rv},
+  auto r = run("aten._native_batch_norm_legit_no_training", {&x, &w, &b, &rm, &rv},
                {{"momentum", af(0.1)}, {"eps", af(1)}});
   ASSERT_TRUE(r.isOk()) << r.status().toString();
   expectValues((*r)[0], {2, 2}, {0, 1, 2, 3});
@@ -133,7 +133,7 @@ TEST(NNBatchNorm, NoTrainingUsesRunningStats) {
 
 TEST(NNBatchNorm, TrainingStatistics) {
   HostTensor x = F({2, 1, 2}, {1, 2, 3, 6});
-  auto r = run("aten.native_batch_norm.default", {&x, nullptr, nullptr, nullptr, nullptr},
+  auto r = run("aten.native_batch_norm", {&x, nullptr, nullptr, nullptr, nullptr},
                {{"training", ab(true)}, {"momentum", af(0.1)}, {"eps", af(0.5)}});
   ASSERT_TRUE(r.isOk()) << r.status().toString();
   expectValues((*r)[0], {2, 1, 2}, {-1, -0.5, 0, 1.5});
@@ -147,7 +147,7 @@ TEST(NNBatchNorm, TrainingStatistics) {
 
 TEST(NNBatchNorm, FunctionalUpdatesRunningStats) {
   HostTensor x = F({2, 1, 2}, {1, 2, 3, 6}), rm = F({1}, {1}), rv = F({1}, {2});
-  const char* op = "aten._native_batch_norm_legit_functional.default";
+  const char* op = "aten._native_batch_norm_legit_functional";
   auto r = run(op, {&x, nullptr, nullptr, &rm, &rv}, {{"training", ab(true)}, {"momentum", af(0.5)}, {"eps", af(0.5)}});
   ASSERT_TRUE(r.isOk()) << r.status().toString();
   ASSERT_EQ(r->size(), 5u);
@@ -172,7 +172,7 @@ TEST(NNBatchNorm, FunctionalUpdatesRunningStats) {
 
 TEST(NNBatchNorm, MixedPrecisionStatsDType) {
   TensorType x = tt(DType::kF16, {sym("n"), 3, 4}), p = tt(DType::kF32, {3});
-  auto r = infer("aten.native_batch_norm.default", {&x, &p, &p, &p, &p},
+  auto r = infer("aten.native_batch_norm", {&x, &p, &p, &p, &p},
                  {{"training", ab(true)}, {"momentum", af(0.1)}, {"eps", af(1e-5)}});
   ASSERT_TRUE(r.isOk()) << r.status().toString();
   EXPECT_EQ((*r)[0].dtype, DType::kF16);
@@ -183,7 +183,7 @@ TEST(NNBatchNorm, MixedPrecisionStatsDType) {
 TEST(NNBatchNorm, Errors) {
   HostTensor x = F({2, 3}, {}), rm = F({2}, {}), rv = F({2}, {}), w32 = F({3}, {}, DType::kF32);
   AttrMap a{{"training", ab(false)}, {"momentum", af(0.1)}, {"eps", af(1e-5)}};
-  const char* op = "aten.native_batch_norm.default";
+  const char* op = "aten.native_batch_norm";
   expectError(run(op, {&x, nullptr, nullptr, &rm, &rv}, a), {"running_mean size and channels", "2 and 3"});
   expectError(run(op, {&x, nullptr, nullptr, nullptr, nullptr}, a), {"required when training is false"});
   expectError(

@@ -340,7 +340,7 @@ class Parser {
     std::vector<ir::TensorType> types = declared.empty() ? inferred : declared;
     std::vector<std::string> names;
     for (const auto& r : results) names.push_back(r.text);
-    ir::Node* n = g.addNode(opTok.text, def, inputs, attrs, types, names, opTok.loc);
+    ir::Node* n = g.addNode(def->schema.name, def, inputs, attrs, types, names, opTok.loc);
     for (size_t i = 0; i < results.size(); ++i) values_[results[i].text] = n->outputs()[i];
     return Status::ok();
   }

@@ -114,6 +114,14 @@ TEST(Text, BadInputGetsPositionedErrors) {
   }
 }
 
+TEST(Text, DefaultOverloadNamesAreCanonicalized) {
+  auto ctx = testContext();
+  auto g = parseGraph(*ctx, "graph @g(%x: f32[3]) {\n  %1 = t.add.default(%x, %x)\n  return %1\n}\n");
+  // t.add.default is not registered under that name, but its canonical form t.add is.
+  ASSERT_TRUE(g.isOk()) << g.status().toString();
+  EXPECT_EQ(g->nodes()[0]->op(), "t.add");
+}
+
 TEST(Text, DeepNestingIsAnErrorNotACrash) {
   auto ctx = testContext();
   std::string deep = "graph @g(%x: f32[" + std::string(10000, '(') + "1" + std::string(10000, ')') + "]) {\n return %x\n}";

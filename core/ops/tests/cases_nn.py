@@ -15,32 +15,32 @@ def add(*args, **kw):
 
 
 # ---- matrix products -----------------------------------------------------------------
-add("aten.mm.default", [T("f64", [3, 4]), T("f64", [4, 5])], {}, lambda a, b: A.mm.default(a, b))
-add("aten.mm.default", [T("i64", [3, 4]), T("i64", [4, 2])], {}, lambda a, b: A.mm.default(a, b), id="i64")
-add("aten.mm.default", [T("i32", [2, 3], low=-1000, high=1000), T("i32", [3, 2], low=-1000, high=1000)], {},
+add("aten.mm", [T("f64", [3, 4]), T("f64", [4, 5])], {}, lambda a, b: A.mm.default(a, b))
+add("aten.mm", [T("i64", [3, 4]), T("i64", [4, 2])], {}, lambda a, b: A.mm.default(a, b), id="i64")
+add("aten.mm", [T("i32", [2, 3], low=-1000, high=1000), T("i32", [3, 2], low=-1000, high=1000)], {},
     lambda a, b: A.mm.default(a, b), id="i32")
-add("aten.mm.default", [T("f64", [2, 0]), T("f64", [0, 3])], {}, lambda a, b: A.mm.default(a, b), id="empty_inner")
-add("aten.bmm.default", [T("f64", [2, 3, 4]), T("f64", [2, 4, 5])], {}, lambda a, b: A.bmm.default(a, b))
-add("aten.addmm.default", [T("f64", [5]), T("f64", [3, 4]), T("f64", [4, 5])], {},
+add("aten.mm", [T("f64", [2, 0]), T("f64", [0, 3])], {}, lambda a, b: A.mm.default(a, b), id="empty_inner")
+add("aten.bmm", [T("f64", [2, 3, 4]), T("f64", [2, 4, 5])], {}, lambda a, b: A.bmm.default(a, b))
+add("aten.addmm", [T("f64", [5]), T("f64", [3, 4]), T("f64", [4, 5])], {},
     lambda s, a, b: A.addmm.default(s, a, b))
-add("aten.addmm.default", [T("f64", [3, 1]), T("f64", [3, 4]), T("f64", [4, 5])], {"beta": 0.5, "alpha": -2.0},
+add("aten.addmm", [T("f64", [3, 1]), T("f64", [3, 4]), T("f64", [4, 5])], {"beta": 0.5, "alpha": -2.0},
     lambda s, a, b: A.addmm.default(s, a, b, beta=0.5, alpha=-2.0), id="beta_alpha")
-add("aten.addmm.default", [T("f64", [1], values=[float("nan")]), T("f64", [2, 2]), T("f64", [2, 2])], {"beta": 0},
+add("aten.addmm", [T("f64", [1], values=[float("nan")]), T("f64", [2, 2]), T("f64", [2, 2])], {"beta": 0},
     lambda s, a, b: A.addmm.default(s, a, b, beta=0), id="beta0_nan_self")
-add("aten.addmm.default", [T("i64", [2]), T("i64", [2, 3]), T("i64", [3, 2])], {"beta": 2, "alpha": 3},
+add("aten.addmm", [T("i64", [2]), T("i64", [2, 3]), T("i64", [3, 2])], {"beta": 2, "alpha": 3},
     lambda s, a, b: A.addmm.default(s, a, b, beta=2, alpha=3), id="i64")
-add("aten.baddbmm.default", [T("f64", [1, 3, 1]), T("f64", [2, 3, 4]), T("f64", [2, 4, 5])], {"beta": 1.5, "alpha": 0.5},
+add("aten.baddbmm", [T("f64", [1, 3, 1]), T("f64", [2, 3, 4]), T("f64", [2, 4, 5])], {"beta": 1.5, "alpha": 0.5},
     lambda s, a, b: A.baddbmm.default(s, a, b, beta=1.5, alpha=0.5))
-add("aten.dot.default", [T("f64", [7]), T("f64", [7])], {}, lambda a, b: A.dot.default(a, b))
-add("aten.dot.default", [T("i64", [7]), T("i64", [7])], {}, lambda a, b: A.dot.default(a, b), id="i64")
-add("aten.mv.default", [T("f64", [3, 4]), T("f64", [4])], {}, lambda a, b: A.mv.default(a, b))
+add("aten.dot", [T("f64", [7]), T("f64", [7])], {}, lambda a, b: A.dot.default(a, b))
+add("aten.dot", [T("i64", [7]), T("i64", [7])], {}, lambda a, b: A.dot.default(a, b), id="i64")
+add("aten.mv", [T("f64", [3, 4]), T("f64", [4])], {}, lambda a, b: A.mv.default(a, b))
 
 
 # ---- convolution ---------------------------------------------------------------------
 def conv(inp, w, bias, stride, padding, dilation, transposed=False, output_padding=(0,), groups=1, id=""):
     attrs = {"stride": list(stride), "padding": list(padding), "dilation": list(dilation),
              "transposed": transposed, "output_padding": list(output_padding), "groups": groups}
-    add("aten.convolution.default", [inp, w, bias], attrs,
+    add("aten.convolution", [inp, w, bias], attrs,
         lambda x, wt, b: A.convolution.default(x, wt, b, list(stride), list(padding), list(dilation), transposed,
                                                list(output_padding), groups), id=id)
 
@@ -61,7 +61,7 @@ conv(T("f64", [0, 3, 5, 5]), T("f64", [2, 3, 3, 3]), None, [1, 1], [0, 0], [1, 1
 def maxpool(inp, k, stride=(), padding=(0, 0), dilation=(1, 1), ceil=False, id=""):
     attrs = {"kernel_size": list(k), "stride": list(stride), "padding": list(padding), "dilation": list(dilation),
              "ceil_mode": ceil}
-    add("aten.max_pool2d_with_indices.default", [inp], attrs,
+    add("aten.max_pool2d_with_indices", [inp], attrs,
         lambda x: A.max_pool2d_with_indices.default(x, list(k), list(stride), list(padding), list(dilation), ceil),
         num_outputs=2, id=id)
 
@@ -76,7 +76,7 @@ maxpool(T("i64", [1, 2, 6, 6], low=-50, high=50), [2, 3], [2, 3], id="i64")
 def avgpool(inp, k, stride=(), padding=(0, 0), ceil=False, include=True, div=None, id=""):
     attrs = {"kernel_size": list(k), "stride": list(stride), "padding": list(padding), "ceil_mode": ceil,
              "count_include_pad": include, "divisor_override": div}
-    add("aten.avg_pool2d.default", [inp], attrs,
+    add("aten.avg_pool2d", [inp], attrs,
         lambda x: A.avg_pool2d.default(x, list(k), list(stride), list(padding), ceil, include, div), id=id)
 
 
@@ -87,21 +87,21 @@ avgpool(T("f64", [2, 5, 5]), [2, 2], [2, 2], [1, 1], ceil=True, div=3, id="divis
 avgpool(T("i64", [1, 2, 6, 6], low=-100, high=100), [2, 3], [2, 2], [1, 1], id="i64")
 
 for shape, out in [([2, 3, 7, 5], [1, 1]), ([1, 3, 7, 5], [3, 2]), ([2, 5, 4], [7, 6]), ([1, 2, 6, 6], [3, 3])]:
-    add("aten._adaptive_avg_pool2d.default", [T("f64", shape)], {"output_size": out},
+    add("aten._adaptive_avg_pool2d", [T("f64", shape)], {"output_size": out},
         lambda x, out=out: A._adaptive_avg_pool2d.default(x, out), id=f"{shape}->{out}")
 
 
 # ---- normalization -------------------------------------------------------------------
-add("aten._native_batch_norm_legit_no_training.default",
+add("aten._native_batch_norm_legit_no_training",
     [T("f64", [2, 3, 4, 5]), T("f64", [3]), T("f64", [3]), T("f64", [3]), T("f64", [3], low=0.5, high=2.0)],
     {"momentum": 0.1, "eps": 1e-5},
     lambda x, w, b, rm, rv: A._native_batch_norm_legit_no_training.default(x, w, b, rm, rv, 0.1, 1e-5), num_outputs=3)
-add("aten._native_batch_norm_legit_no_training.default",
+add("aten._native_batch_norm_legit_no_training",
     [T("f64", [4, 3]), None, None, T("f64", [3]), T("f64", [3], low=0.5, high=2.0)], {"momentum": 0.1, "eps": 0.01},
     lambda x, w, b, rm, rv: A._native_batch_norm_legit_no_training.default(x, w, b, rm, rv, 0.1, 0.01),
     num_outputs=3, id="2d_no_affine")
 for training in (True, False):
-    add("aten._native_batch_norm_legit_functional.default",
+    add("aten._native_batch_norm_legit_functional",
         [T("f64", [3, 2, 4, 4]), T("f64", [2]), T("f64", [2]), T("f64", [2]), T("f64", [2], low=0.5, high=2.0)],
         {"training": training, "momentum": 0.1, "eps": 1e-5},
         lambda x, w, b, rm, rv, t=training: A._native_batch_norm_legit_functional.default(x, w, b, rm, rv, t, 0.1, 1e-5),
@@ -109,23 +109,23 @@ for training in (True, False):
 add("aten._native_batch_norm_legit.no_stats", [T("f64", [3, 2, 5]), T("f64", [2]), None],
     {"training": True, "momentum": 0.1, "eps": 1e-5},
     lambda x, w, b: A._native_batch_norm_legit.no_stats(x, w, b, True, 0.1, 1e-5), num_outputs=3)
-add("aten.native_batch_norm.default", [T("f64", [4, 3, 6]), T("f64", [3]), T("f64", [3]), None, None],
+add("aten.native_batch_norm", [T("f64", [4, 3, 6]), T("f64", [3]), T("f64", [3]), None, None],
     {"training": True, "momentum": 0.1, "eps": 1e-5},
     lambda x, w, b, rm, rv: A.native_batch_norm.default(x, w, b, rm, rv, True, 0.1, 1e-5), num_outputs=3, id="training")
-add("aten.native_batch_norm.default",
+add("aten.native_batch_norm",
     [T("f64", [4, 3, 6]), None, T("f64", [3]), T("f64", [3]), T("f64", [3], low=0.5, high=2.0)],
     {"training": False, "momentum": 0.1, "eps": 1e-3},
     lambda x, w, b, rm, rv: A.native_batch_norm.default(x, w, b, rm, rv, False, 0.1, 1e-3), num_outputs=3, id="eval")
 
-add("aten.native_layer_norm.default", [T("f64", [2, 5, 8]), T("f64", [8]), T("f64", [8])],
+add("aten.native_layer_norm", [T("f64", [2, 5, 8]), T("f64", [8]), T("f64", [8])],
     {"normalized_shape": [8], "eps": 1e-5},
     lambda x, w, b: A.native_layer_norm.default(x, [8], w, b, 1e-5), num_outputs=3)
-add("aten.native_layer_norm.default", [T("f64", [3, 4, 5]), None, None], {"normalized_shape": [4, 5], "eps": 1e-6},
+add("aten.native_layer_norm", [T("f64", [3, 4, 5]), None, None], {"normalized_shape": [4, 5], "eps": 1e-6},
     lambda x, w, b: A.native_layer_norm.default(x, [4, 5], w, b, 1e-6), num_outputs=3, id="2_dims_no_affine")
-add("aten.native_group_norm.default", [T("f64", [2, 6, 3, 4]), T("f64", [6]), T("f64", [6])],
+add("aten.native_group_norm", [T("f64", [2, 6, 3, 4]), T("f64", [6]), T("f64", [6])],
     {"N": 2, "C": 6, "HxW": 12, "group": 3, "eps": 1e-5},
     lambda x, w, b: A.native_group_norm.default(x, w, b, 2, 6, 12, 3, 1e-5), num_outputs=3)
-add("aten.native_group_norm.default", [T("f64", [3, 4]), None, None], {"N": 3, "C": 4, "HxW": 1, "group": 2, "eps": 1e-5},
+add("aten.native_group_norm", [T("f64", [3, 4]), None, None], {"N": 3, "C": 4, "HxW": 1, "group": 2, "eps": 1e-5},
     lambda x, w, b: A.native_group_norm.default(x, w, b, 3, 4, 1, 2, 1e-5), num_outputs=3, id="no_spatial")
 
 for op in ("_softmax", "_log_softmax"):
@@ -145,7 +145,7 @@ for op in ("_softmax", "_log_softmax"):
 # ---- attention -----------------------------------------------------------------------
 def sdpa(q, k, v, mask=None, causal=False, scale=None, gqa=False, id=""):
     attrs = {"is_causal": causal, "scale": scale, "enable_gqa": gqa}
-    add("aten.scaled_dot_product_attention.default", [q, k, v, mask], attrs,
+    add("aten.scaled_dot_product_attention", [q, k, v, mask], attrs,
         lambda q_, k_, v_, m_: A.scaled_dot_product_attention.default(q_, k_, v_, m_, 0.0, causal, scale=scale,
                                                                       enable_gqa=gqa), id=id)
 
@@ -163,20 +163,20 @@ sdpa(T("f64", [2, 4, 3, 8]), T("f64", [2, 2, 5, 8]), T("f64", [2, 2, 5, 6]), gqa
 
 
 # ---- dropout -------------------------------------------------------------------------
-add("aten.native_dropout.default", [T("f64", [4, 5])], {"p": 0.5, "train": False},
+add("aten.native_dropout", [T("f64", [4, 5])], {"p": 0.5, "train": False},
     lambda x: A.native_dropout.default(x, 0.5, False), num_outputs=2, id="eval")
-add("aten.native_dropout.default", [T("f64", [4, 5])], {"p": 0.0, "train": True},
+add("aten.native_dropout", [T("f64", [4, 5])], {"p": 0.0, "train": True},
     lambda x: A.native_dropout.default(x, 0.0, True), num_outputs=2, id="p0")
-add("aten.native_dropout.default", [T("f64", [4, 5])], {"p": 1.0, "train": None},
+add("aten.native_dropout", [T("f64", [4, 5])], {"p": 1.0, "train": None},
     lambda x: A.native_dropout.default(x, 1.0, None), num_outputs=2, id="p1")
 # p = 0.3: the mask is our own seeded generator, so only shapes and dtypes are compared.
-add("aten.native_dropout.default", [T("f64", [4, 5])], {"p": 0.3, "train": True, "seed": 3},
+add("aten.native_dropout", [T("f64", [4, 5])], {"p": 0.3, "train": True, "seed": 3},
     lambda x: A.native_dropout.default(x, 0.3, True), num_outputs=2, skip_outputs=(0, 1), id="random")
 
 
 # ---- losses --------------------------------------------------------------------------
 def nll(inp, target, weight, reduction, ignore=-100, id=""):
-    add("aten.nll_loss_forward.default", [inp, target, weight], {"reduction": reduction, "ignore_index": ignore},
+    add("aten.nll_loss_forward", [inp, target, weight], {"reduction": reduction, "ignore_index": ignore},
         lambda x, t, w: A.nll_loss_forward.default(x, t, w, reduction, ignore), num_outputs=2, id=id)
 
 
@@ -185,20 +185,20 @@ for red in (0, 1, 2):
     nll(T("f64", [6, 5]), T("i64", [6], values=[0, 4, 2, 2, 1, 3]), T("f64", [5], low=0.1, high=2.0), red, ignore=2,
         id=f"weight_ignore_r{red}")
 # (The runner's np.ascontiguousarray turns a 0-d input into shape [1]: reshape it back.)
-add("aten.nll_loss_forward.default", [T("f64", [5]), T("i64", [], values=[3]), None], {"reduction": 1, "ignore_index": -100},
+add("aten.nll_loss_forward", [T("f64", [5]), T("i64", [], values=[3]), None], {"reduction": 1, "ignore_index": -100},
     lambda x, t, w: A.nll_loss_forward.default(x, t.reshape(()), w, 1, -100), num_outputs=2, id="1d")
 nll(T("f64", [3, 4]), T("i64", [3], values=[1, 1, 1]), None, 1, ignore=1, id="all_ignored")
 
 for red in (0, 1, 2):
-    add("aten.mse_loss.default", [T("f64", [3, 4]), T("f64", [4])], {"reduction": red},
+    add("aten.mse_loss", [T("f64", [3, 4]), T("f64", [4])], {"reduction": red},
         lambda a, b, red=red: A.mse_loss.default(a, b, red), id=f"r{red}")
-add("aten.mse_loss.default", [T("f32", [5]), T("f64", [5])], {"reduction": 1},
+add("aten.mse_loss", [T("f32", [5]), T("f64", [5])], {"reduction": 1},
     lambda a, b: A.mse_loss.default(a, b, 1), id="mixed_dtype")
 
 for red in (0, 1, 2):
-    add("aten.binary_cross_entropy.default",
+    add("aten.binary_cross_entropy",
         [T("f64", [3, 4], low=0.01, high=0.99), T("f64", [3, 4], low=0.0, high=1.0), T("f64", [4], low=0.5, high=2.0)],
         {"reduction": red}, lambda x, t, w, red=red: A.binary_cross_entropy.default(x, t, w, red), id=f"r{red}")
-add("aten.binary_cross_entropy.default",
+add("aten.binary_cross_entropy",
     [T("f64", [4], values=[0.0, 1.0, 0.5, 1e-300]), T("f64", [4], values=[1.0, 0.0, 0.25, 0.0]), None],
     {"reduction": 0}, lambda x, t, w: A.binary_cross_entropy.default(x, t, w, 0), id="clamped_logs")

@@ -36,7 +36,8 @@ def load_cases():
 
 
 def to_torch(a: np.ndarray) -> torch.Tensor:
-    return torch.from_numpy(np.ascontiguousarray(a))
+    # np.ascontiguousarray would turn a 0-d array into shape (1,): copy instead.
+    return torch.from_numpy(np.array(a, copy=True, order="C"))
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
