@@ -38,8 +38,12 @@ int64_t scalarInt(const ir::Attribute& a) {
   return doubleToIntType(a.asDouble().value_or(0.0), DType::kI64);
 }
 
-int64_t wrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-int64_t wrapMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 
 Outs arangeKernel(const RefKernelContext& ctx) {
   HostTensor out = ctx.makeOutput();
@@ -81,8 +85,10 @@ Outs linspaceKernel(const RefKernelContext& ctx) {
   int64_t halfway = steps / 2;
   for (int64_t i = 0; i < steps; ++i) {
     double v = i < halfway ? s + step * static_cast<double>(i) : e - step * static_cast<double>(steps - i - 1);
-    if (out.isFloating()) out.doubles()[static_cast<size_t>(i)] = roundToFloatType(v, dt);
-    else out.setDouble(i, v);
+    if (out.isFloating())
+      out.doubles()[static_cast<size_t>(i)] = roundToFloatType(v, dt);
+    else
+      out.setDouble(i, v);
   }
   return std::vector<HostTensor>{std::move(out)};
 }
@@ -90,8 +96,8 @@ Outs linspaceKernel(const RefKernelContext& ctx) {
 }  // namespace
 
 void registerCreationKernels(RefKernelTable& t) {
-  for (const char* op : {"aten.zeros", "aten.empty.memory_format", "aten.zeros_like", "aten.empty_like", "aten.new_zeros",
-                         "aten.new_empty"})
+  for (const char* op : {"aten.zeros", "aten.empty.memory_format", "aten.zeros_like", "aten.empty_like",
+                         "aten.new_zeros", "aten.new_empty"})
     t.add(op, zerosKernel);
   for (const char* op : {"aten.ones", "aten.ones_like", "aten.new_ones"})
     t.add(op, [](const RefKernelContext& ctx) { return fillKernel(ctx, oneAttr()); });

@@ -30,8 +30,10 @@ Status indexError(const std::string& op, int64_t v, int64_t dim, int64_t size) {
 
 /// Copies `count` consecutive elements (same dtype).
 void copyRun(const HostTensor& in, int64_t from, HostTensor& out, int64_t to, int64_t count) {
-  if (out.isFloating()) std::copy_n(in.doubles().begin() + from, count, out.doubles().begin() + to);
-  else std::copy_n(in.ints().begin() + from, count, out.ints().begin() + to);
+  if (out.isFloating())
+    std::copy_n(in.doubles().begin() + from, count, out.doubles().begin() + to);
+  else
+    std::copy_n(in.ints().begin() + from, count, out.ints().begin() + to);
 }
 
 Outs indexSelectKernel(const RefKernelContext& ctx) {
@@ -68,8 +70,7 @@ std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& shape) {
 /// Index no larger than `bound` in every dim except `exceptDim` (-1: none).
 Status checkNoLarger(const std::string& op, const std::vector<int64_t>& index, const std::vector<int64_t>& bound,
                      const char* boundName, int64_t exceptDim) {
-  if (index.size() != bound.size())
-    return invalidArgument(op + ": index must have the same rank as " + boundName);
+  if (index.size() != bound.size()) return invalidArgument(op + ": index must have the same rank as " + boundName);
   for (size_t d = 0; d < index.size(); ++d)
     if (static_cast<int64_t>(d) != exceptDim && index[d] > bound[d])
       return invalidArgument(op + ": index " + shapeString(index) + " is larger than " + boundName + " " +
@@ -106,8 +107,12 @@ Outs gatherKernel(const RefKernelContext& ctx) {
 enum class Combine { kAssign, kSum, kProd, kMean, kMax, kMin };
 
 /// Two's-complement add/multiply without signed-overflow UB (wrapped to the dtype later).
-int64_t wrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-int64_t wrapMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 
 double combineF(Combine c, double a, double b) {
   switch (c) {
@@ -115,8 +120,10 @@ double combineF(Combine c, double a, double b) {
     case Combine::kSum:
     case Combine::kMean: return a + b;
     case Combine::kProd: return a * b;
-    case Combine::kMax: return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
-    case Combine::kMin: return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::min(a, b);
+    case Combine::kMax:
+      return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::max(a, b);
+    case Combine::kMin:
+      return std::isnan(a) || std::isnan(b) ? std::numeric_limits<double>::quiet_NaN() : std::min(a, b);
   }
   return b;
 }
@@ -173,8 +180,10 @@ Outs scatterImpl(const RefKernelContext& ctx, const HostTensor* src, const ir::A
     auto from = static_cast<size_t>(src ? offsetOf(p, ss) : 0);
     Combine k = fresh[dst] ? Combine::kAssign : c;
     fresh[dst] = 0;
-    if (fp) out.doubles()[dst] = combineF(k, out.doubles()[dst], src ? src->doubles()[from] : scalar.doubles()[0]);
-    else out.ints()[dst] = combineI(k, out.ints()[dst], src ? src->ints()[from] : scalar.ints()[0]);
+    if (fp)
+      out.doubles()[dst] = combineF(k, out.doubles()[dst], src ? src->doubles()[from] : scalar.doubles()[0]);
+    else
+      out.ints()[dst] = combineI(k, out.ints()[dst], src ? src->ints()[from] : scalar.ints()[0]);
     if (c == Combine::kMean) {
       ++count[dst];
       touched[dst] = 1;
@@ -205,8 +214,12 @@ StatusOr<Combine> legacyReduce(const RefKernelContext& ctx) {
 
 Outs scatterReduceKernel(const RefKernelContext& ctx) {
   std::string r = ctx.getString("reduce");
-  Combine c = r == "sum" ? Combine::kSum : r == "prod" ? Combine::kProd : r == "mean" ? Combine::kMean
-              : r == "amax" ? Combine::kMax : r == "amin" ? Combine::kMin : Combine::kAssign;
+  Combine c = r == "sum"    ? Combine::kSum
+              : r == "prod" ? Combine::kProd
+              : r == "mean" ? Combine::kMean
+              : r == "amax" ? Combine::kMax
+              : r == "amin" ? Combine::kMin
+                            : Combine::kAssign;
   if (c == Combine::kAssign) return invalidArgument("scatter_reduce: unknown reduce \"" + r + "\"");
   return scatterImpl(ctx, ctx.input(2), nullptr, c, ctx.getBool("include_self"));
 }
@@ -219,8 +232,8 @@ Outs embeddingKernel(const RefKernelContext& ctx) {
   for (int64_t i = 0; i < indices.numel(); ++i) {
     int64_t v = indices.ints()[static_cast<size_t>(i)];
     if (v < 0 || v >= rows)
-      return outOfRange("embedding: index " + std::to_string(v) + " out of range for a weight of " + std::to_string(rows) +
-                        " rows");
+      return outOfRange("embedding: index " + std::to_string(v) + " out of range for a weight of " +
+                        std::to_string(rows) + " rows");
     copyRun(w, v * d, out, i * d, d);
   }
   return one(std::move(out));
@@ -231,7 +244,8 @@ Outs embeddingKernel(const RefKernelContext& ctx) {
 StatusOr<std::vector<int64_t>> indexBases(const RefKernelContext& ctx, const HostTensor& x, size_t firstIndex,
                                           const std::vector<int64_t>& bshape) {
   const std::string op = ctx.schema().name;
-  std::vector<const HostTensor*> idx(ctx.inputs().begin() + static_cast<std::ptrdiff_t>(firstIndex), ctx.inputs().end());
+  std::vector<const HostTensor*> idx(ctx.inputs().begin() + static_cast<std::ptrdiff_t>(firstIndex),
+                                     ctx.inputs().end());
   std::vector<std::vector<int64_t>> bstrides;
   for (const HostTensor* t : idx) bstrides.push_back(broadcastStrides(t->shape(), bshape));
   auto xs = x.strides();
@@ -287,11 +301,13 @@ Outs indexPutKernel(const RefKernelContext& ctx) {
   std::vector<int64_t> target = bshape;
   target.insert(target.end(), inner.begin(), inner.end());
   if (values.rank() > static_cast<int>(target.size()))
-    return invalidArgument("index_put: values " + shapeString(values.shape()) + " do not broadcast to " + shapeString(target));
+    return invalidArgument("index_put: values " + shapeString(values.shape()) + " do not broadcast to " +
+                           shapeString(target));
   for (size_t d = 0; d < values.shape().size(); ++d) {
     int64_t v = values.shape()[d], t = target[target.size() - values.shape().size() + d];
     if (v != 1 && v != t)
-      return invalidArgument("index_put: values " + shapeString(values.shape()) + " do not broadcast to " + shapeString(target));
+      return invalidArgument("index_put: values " + shapeString(values.shape()) + " do not broadcast to " +
+                             shapeString(target));
   }
   auto vs = broadcastStrides(values.shape(), target);
   std::vector<int64_t> vsB(vs.begin(), vs.begin() + static_cast<std::ptrdiff_t>(bshape.size()));
@@ -307,8 +323,11 @@ Outs indexPutKernel(const RefKernelContext& ctx) {
     for (size_t j = 0; j < innerV.size(); ++j) {
       auto o = static_cast<size_t>(base) + j;
       auto from = static_cast<size_t>(vbase + innerV[j]);
-      if (fp) out.doubles()[o] = accumulate ? out.doubles()[o] + values.doubles()[from] : values.doubles()[from];
-      else out.ints()[o] = wrapToIntType(accumulate ? wrapAdd(out.ints()[o], values.ints()[from]) : values.ints()[from], out.dtype());
+      if (fp)
+        out.doubles()[o] = accumulate ? out.doubles()[o] + values.doubles()[from] : values.doubles()[from];
+      else
+        out.ints()[o] =
+            wrapToIntType(accumulate ? wrapAdd(out.ints()[o], values.ints()[from]) : values.ints()[from], out.dtype());
     }
   });
   return one(std::move(out));
@@ -321,8 +340,9 @@ void registerIndexingKernels(RefKernelTable& t) {
   t.add("aten.gather", gatherKernel);
   t.add("aten.scatter.src",
         [](const RefKernelContext& ctx) { return scatterImpl(ctx, ctx.input(2), nullptr, Combine::kAssign, true); });
-  t.add("aten.scatter.value",
-        [](const RefKernelContext& ctx) { return scatterImpl(ctx, nullptr, &ctx.attr("value"), Combine::kAssign, true); });
+  t.add("aten.scatter.value", [](const RefKernelContext& ctx) {
+    return scatterImpl(ctx, nullptr, &ctx.attr("value"), Combine::kAssign, true);
+  });
   t.add("aten.scatter_add",
         [](const RefKernelContext& ctx) { return scatterImpl(ctx, ctx.input(2), nullptr, Combine::kSum, true); });
   t.add("aten.scatter.reduce", [](const RefKernelContext& ctx) -> Outs {

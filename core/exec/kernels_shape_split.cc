@@ -69,8 +69,8 @@ Outs stackKernel(const RefKernelContext& ctx) {
   for (int64_t i = 0; i < n; ++i) {
     const HostTensor& t = *ctx.input(static_cast<size_t>(i));
     if (t.shape() != ref.shape())
-      return invalidArgument("stack: tensor " + std::to_string(i) + " has shape " + shapeString(t.shape()) + ", tensor 0 " +
-                             shapeString(ref.shape()));
+      return invalidArgument("stack: tensor " + std::to_string(i) + " has shape " + shapeString(t.shape()) +
+                             ", tensor 0 " + shapeString(ref.shape()));
     copyBlocks(t, out, outer, inner, inner, n * inner, i * inner);
   }
   return std::vector<HostTensor>{std::move(out)};
@@ -155,8 +155,8 @@ Outs piecesKernel(const RefKernelContext& ctx) {
     at += len;
   }
   if (at != x.shape()[ud])
-    return invalidArgument(ctx.schema().name + ": pieces cover " + std::to_string(at) + " of dim " + std::to_string(dim) +
-                           " of size " + std::to_string(x.shape()[ud]));
+    return invalidArgument(ctx.schema().name + ": pieces cover " + std::to_string(at) + " of dim " +
+                           std::to_string(dim) + " of size " + std::to_string(x.shape()[ud]));
   return outs;
 }
 

@@ -42,7 +42,8 @@ void forEachStrided(const std::vector<int64_t>& shape, int64_t offset, const std
 inline void copyElement(const HostTensor& in, int64_t from, HostTensor& out, int64_t to) {
   auto f = static_cast<size_t>(from), t = static_cast<size_t>(to);
   if (out.isFloating()) {
-    out.doubles()[t] = in.isFloating() ? in.doubles()[f] : roundToFloatType(static_cast<double>(in.ints()[f]), out.dtype());
+    out.doubles()[t] =
+        in.isFloating() ? in.doubles()[f] : roundToFloatType(static_cast<double>(in.ints()[f]), out.dtype());
   } else if (in.isFloating()) {
     out.setDouble(to, in.doubles()[f]);
   } else {
@@ -57,11 +58,13 @@ inline HostTensor stridedCopy(const HostTensor& in, DType dtype, const std::vect
   if (dtype == in.dtype() && out.isFloating()) {
     auto& o = out.doubles();
     const auto& s = in.doubles();
-    forEachStrided(shape, offset, strides, [&](int64_t i, int64_t j) { o[static_cast<size_t>(i)] = s[static_cast<size_t>(j)]; });
+    forEachStrided(shape, offset, strides,
+                   [&](int64_t i, int64_t j) { o[static_cast<size_t>(i)] = s[static_cast<size_t>(j)]; });
   } else if (dtype == in.dtype()) {
     auto& o = out.ints();
     const auto& s = in.ints();
-    forEachStrided(shape, offset, strides, [&](int64_t i, int64_t j) { o[static_cast<size_t>(i)] = s[static_cast<size_t>(j)]; });
+    forEachStrided(shape, offset, strides,
+                   [&](int64_t i, int64_t j) { o[static_cast<size_t>(i)] = s[static_cast<size_t>(j)]; });
   } else {
     forEachStrided(shape, offset, strides, [&](int64_t i, int64_t j) { copyElement(in, j, out, i); });
   }
@@ -86,34 +89,43 @@ inline HostTensor reshaped(const HostTensor& in, DType dtype, const std::vector<
 inline HostTensor scalarAs(const ir::Attribute& a, DType dtype) {
   HostTensor t(dtype, {});
   if (auto i = a.asInt()) {
-    if (t.isFloating()) t.doubles()[0] = roundToFloatType(static_cast<double>(*i), dtype);
-    else t.setInt(0, *i);
+    if (t.isFloating())
+      t.doubles()[0] = roundToFloatType(static_cast<double>(*i), dtype);
+    else
+      t.setInt(0, *i);
   } else if (auto b = a.asBool()) {
     t.setInt(0, *b ? 1 : 0);
   } else {
     double v = a.asDouble().value_or(0.0);
-    if (t.isFloating()) t.doubles()[0] = roundToFloatType(v, dtype);
-    else t.setDouble(0, v);
+    if (t.isFloating())
+      t.doubles()[0] = roundToFloatType(v, dtype);
+    else
+      t.setDouble(0, v);
   }
   return t;
 }
 
 /// Fills every element of t with element 0 of the one-element `value` (same dtype).
 inline void fillWith(HostTensor& t, const HostTensor& value) {
-  if (t.isFloating()) std::fill(t.doubles().begin(), t.doubles().end(), value.doubles()[0]);
-  else std::fill(t.ints().begin(), t.ints().end(), value.ints()[0]);
+  if (t.isFloating())
+    std::fill(t.doubles().begin(), t.doubles().end(), value.doubles()[0]);
+  else
+    std::fill(t.ints().begin(), t.ints().end(), value.ints()[0]);
 }
 
 /// Sets t[i] = value[0] (same dtype).
 inline void setFrom(HostTensor& t, int64_t i, const HostTensor& value) {
-  if (t.isFloating()) t.doubles()[static_cast<size_t>(i)] = value.doubles()[0];
-  else t.ints()[static_cast<size_t>(i)] = value.ints()[0];
+  if (t.isFloating())
+    t.doubles()[static_cast<size_t>(i)] = value.doubles()[0];
+  else
+    t.ints()[static_cast<size_t>(i)] = value.ints()[0];
 }
 
 /// An output of in's dtype and `shape` whose element at multi-index idx is in[srcOf(idx)],
 /// or `fill`'s element 0 where srcOf returns a negative offset.
 template <typename F>
-HostTensor indexMapCopy(const HostTensor& in, const std::vector<int64_t>& shape, F&& srcOf, const HostTensor* fill = nullptr) {
+HostTensor indexMapCopy(const HostTensor& in, const std::vector<int64_t>& shape, F&& srcOf,
+                        const HostTensor* fill = nullptr) {
   HostTensor out(in.dtype(), shape);
   bool fp = out.isFloating();
   forEachIndex(shape, [&](const std::vector<int64_t>& idx, int64_t linear) {

@@ -16,7 +16,8 @@ StatusOr<Shape> sizeList(const InferContext& ctx, const char* name) {
   auto sizes = ctx.getSyms(name);
   for (const SymExpr& s : sizes) {
     if (auto c = s.constant(); c && *c < 0)
-      return ctx.error("trying to create a tensor with negative dimension " + std::to_string(*c) + ": " + symsToString(sizes));
+      return ctx.error("trying to create a tensor with negative dimension " + std::to_string(*c) + ": " +
+                       symsToString(sizes));
     RETURN_IF_ERROR(checkSize(ctx, s, "size"));
   }
   return Shape(sizes.begin(), sizes.end());
@@ -63,14 +64,17 @@ TypesOr inferNew(const InferContext& ctx) {
   return withCheckedFill(ctx, makeType(dtypeOr(ctx, ctx.input(0)->dtype), std::move(shape)));
 }
 
-TypesOr inferScalarTensor(const InferContext& ctx) { return withCheckedFill(ctx, makeType(dtypeOr(ctx, ir::kDefaultFloat), {})); }
+TypesOr inferScalarTensor(const InferContext& ctx) {
+  return withCheckedFill(ctx, makeType(dtypeOr(ctx, ir::kDefaultFloat), {}));
+}
 
 const ir::Attribute& argOr(const InferContext& ctx, const char* name, const ir::Attribute& dflt) {
   return ctx.schema().findArg(name) ? ctx.attr(name) : dflt;
 }
 
 /// The length of arange(start, end, step) with output dtype `dtype`, as PyTorch computes it.
-StatusOr<int64_t> arangeLength(const ir::Attribute& start, const ir::Attribute& end, const ir::Attribute& step, DType dtype) {
+StatusOr<int64_t> arangeLength(const ir::Attribute& start, const ir::Attribute& end, const ir::Attribute& step,
+                               DType dtype) {
   auto toD = [](const ir::Attribute& a) { return a.asBool() ? (*a.asBool() ? 1.0 : 0.0) : a.asDouble().value_or(0.0); };
   auto toI = [&](const ir::Attribute& a) -> int64_t {
     if (auto i = a.asInt()) return *i;
@@ -119,7 +123,8 @@ TypesOr inferArange(const InferContext& ctx) {
   if (dtype == DType::kBool) return ctx.error("arange is not implemented for bool");
   // The bounds are converted to the accumulate type first: int64 for integers, float for
   // float16/bfloat16, double otherwise.
-  DType acc = ir::isFloating(dtype) ? (dtype == DType::kF16 || dtype == DType::kBF16 ? DType::kF32 : DType::kF64) : DType::kI64;
+  DType acc =
+      ir::isFloating(dtype) ? (dtype == DType::kF16 || dtype == DType::kBF16 ? DType::kF32 : DType::kF64) : DType::kI64;
   for (const ir::Attribute* a : {&start, &end, &step})
     if (a->kind() != ir::Attribute::Kind::kSym) RETURN_IF_ERROR(checkScalarFits(ctx, *a, acc, "bound"));
   // A symbolic end (an integer size expression) with integer start and step.
@@ -128,7 +133,7 @@ TypesOr inferArange(const InferContext& ctx) {
     if (!s || !st) return ctx.error("a symbolic end needs integer start and step");
     if (*st == 0) return ctx.error("step must be nonzero");
     SymExpr e = *end.asSym(), len = *st > 0 ? SymExpr::floorDiv(e - SymExpr(*s) + SymExpr(*st - 1), SymExpr(*st))
-                                           : SymExpr::floorDiv(SymExpr(*s) - e + SymExpr(-*st - 1), SymExpr(-*st));
+                                            : SymExpr::floorDiv(SymExpr(*s) - e + SymExpr(-*st - 1), SymExpr(-*st));
     if (provedLT(len, SymExpr(0), ctx.assumptions()))
       return ctx.error("upper bound and lower bound inconsistent with step sign");
     return one(makeType(dtype, {len}));
@@ -151,36 +156,39 @@ TypesOr inferLinspace(const InferContext& ctx) {
 
 Status registerCreationOps(ir::OpRegistry& reg) {
   const std::string c = "creation";
-  RETURN_IF_ERROR(reg.add("aten.full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor", inferFull, c,
+  RETURN_IF_ERROR(reg.add("aten.full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor", inferFull,
+                          c,
                           "A tensor of size filled with fill_value (dtype from the value: float -> f32, int -> i64)."));
-  RETURN_IF_ERROR(reg.add("aten.full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor", inferLike, c,
-                          "full with self's shape (and dtype unless given)."));
+  RETURN_IF_ERROR(reg.add("aten.full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor",
+                          inferLike, c, "full with self's shape (and dtype unless given)."));
   RETURN_IF_ERROR(reg.add("aten.zeros(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", inferFactory, c, "Zeros."));
   RETURN_IF_ERROR(reg.add("aten.ones(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", inferFactory, c, "Ones."));
-  RETURN_IF_ERROR(reg.add("aten.empty.memory_format(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", inferFactory, c,
-                          "Uninitialized memory (zeros in the reference)."));
+  RETURN_IF_ERROR(reg.add("aten.empty.memory_format(SymInt[] size, *, ScalarType? dtype=None) -> Tensor", inferFactory,
+                          c, "Uninitialized memory (zeros in the reference)."));
   RETURN_IF_ERROR(reg.add("aten.zeros_like(Tensor self, *, ScalarType? dtype=None) -> Tensor", inferLike, c,
                           "Zeros of self's shape."));
   RETURN_IF_ERROR(reg.add("aten.ones_like(Tensor self, *, ScalarType? dtype=None) -> Tensor", inferLike, c,
                           "Ones of self's shape."));
   RETURN_IF_ERROR(reg.add("aten.empty_like(Tensor self, *, ScalarType? dtype=None) -> Tensor", inferLike, c,
                           "Uninitialized, self's shape (zeros in the reference)."));
-  RETURN_IF_ERROR(reg.add("aten.new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None) -> Tensor", inferNew, c,
-                          "Zeros of size with self's dtype unless given."));
+  RETURN_IF_ERROR(reg.add("aten.new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None) -> Tensor", inferNew,
+                          c, "Zeros of size with self's dtype unless given."));
   RETURN_IF_ERROR(reg.add("aten.new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None) -> Tensor", inferNew, c,
                           "Ones of size with self's dtype unless given."));
-  RETURN_IF_ERROR(reg.add("aten.new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None) -> Tensor", inferNew, c,
-                          "Uninitialized (zeros in the reference), self's dtype unless given."));
-  RETURN_IF_ERROR(reg.add("aten.new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor",
-                          inferNew, c, "full with self's dtype unless given."));
+  RETURN_IF_ERROR(reg.add("aten.new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None) -> Tensor", inferNew,
+                          c, "Uninitialized (zeros in the reference), self's dtype unless given."));
+  RETURN_IF_ERROR(
+      reg.add("aten.new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None) -> Tensor",
+              inferNew, c, "full with self's dtype unless given."));
   RETURN_IF_ERROR(reg.add("aten.scalar_tensor(Scalar s, *, ScalarType? dtype=None) -> Tensor", inferScalarTensor, c,
                           "A 0-dim tensor holding s (default dtype f32 whatever the scalar's kind)."));
   RETURN_IF_ERROR(reg.add("aten.arange(Scalar end, *, ScalarType? dtype=None) -> Tensor", inferArange, c,
                           "0, 1, ... below end (i64 for integer arguments, else f32)."));
-  RETURN_IF_ERROR(reg.add("aten.arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None) -> Tensor", inferArange, c,
-                          "start, start+1, ... below end."));
-  RETURN_IF_ERROR(reg.add("aten.arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None) -> Tensor",
-                          inferArange, c, "ceil((end-start)/step) values start + i*step."));
+  RETURN_IF_ERROR(reg.add("aten.arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None) -> Tensor",
+                          inferArange, c, "start, start+1, ... below end."));
+  RETURN_IF_ERROR(
+      reg.add("aten.arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None) -> Tensor",
+              inferArange, c, "ceil((end-start)/step) values start + i*step."));
   RETURN_IF_ERROR(reg.add("aten.linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None) -> Tensor",
                           inferLinspace, c, "steps evenly spaced values from start to end."));
   return Status::ok();

@@ -22,7 +22,8 @@ TypesOr inferIndexSelect(const InferContext& ctx) {
   const TensorType& index = *ctx.input(1);
   if (!isIndexDType(index.dtype))
     return ctx.error("index must be int32 or int64, got " + std::string(ir::dtypeName(index.dtype)));
-  if (index.rank() > 1) return ctx.error("index must be a vector (rank <= 1), got rank " + std::to_string(index.rank()));
+  if (index.rank() > 1)
+    return ctx.error("index must be a vector (rank <= 1), got rank " + std::to_string(index.rank()));
   ASSIGN_OR_RETURN(int64_t dim, wrapDimIn(ctx, ctx.getInt("dim"), t.rank()));
   if (t.rank() == 0) {
     if (auto n = index.numel().constant(); n && *n != 1)
@@ -45,8 +46,9 @@ Status checkNoLarger(const InferContext& ctx, const TensorType& index, const Ten
     if (d == exceptDim) continue;
     if (provedLT(sizeAt(bound, d), sizeAt(index, d), ctx.assumptions()))
       return ctx.error("index " + symsToString(index.shape) + " must be no larger than " + boundName + " " +
-                       symsToString(bound.shape) + (exceptDim >= 0 ? " apart from dimension " + std::to_string(exceptDim) : "") +
-                       " (dim " + std::to_string(d) + ")");
+                       symsToString(bound.shape) +
+                       (exceptDim >= 0 ? " apart from dimension " + std::to_string(exceptDim) : "") + " (dim " +
+                       std::to_string(d) + ")");
   }
   return Status::ok();
 }
@@ -56,7 +58,8 @@ bool provablyEmpty(const TensorType& t) { return t.numel().constant() == 0; }
 TypesOr inferGather(const InferContext& ctx) {
   const TensorType& t = self(ctx);
   const TensorType& index = *ctx.input(1);
-  if (index.dtype != DType::kI64) return ctx.error("index must be int64, got " + std::string(ir::dtypeName(index.dtype)));
+  if (index.dtype != DType::kI64)
+    return ctx.error("index must be int64, got " + std::string(ir::dtypeName(index.dtype)));
   ASSIGN_OR_RETURN(int64_t dim, wrapDimIn(ctx, ctx.getInt("dim"), t.rank()));
   if (!provablyEmpty(index)) RETURN_IF_ERROR(checkNoLarger(ctx, index, t, "self", dim));
   return one(makeType(t.dtype, index.shape));
@@ -67,7 +70,8 @@ TypesOr inferScatterSrc(const InferContext& ctx) {
   const TensorType& t = self(ctx);
   const TensorType& index = *ctx.input(1);
   const TensorType& src = *ctx.input(2);
-  if (index.dtype != DType::kI64) return ctx.error("index must be int64, got " + std::string(ir::dtypeName(index.dtype)));
+  if (index.dtype != DType::kI64)
+    return ctx.error("index must be int64, got " + std::string(ir::dtypeName(index.dtype)));
   if (src.dtype != t.dtype)
     return ctx.error("self and src must have the same dtype, got " + std::string(ir::dtypeName(t.dtype)) + " and " +
                      std::string(ir::dtypeName(src.dtype)));
@@ -82,7 +86,8 @@ TypesOr inferScatterSrc(const InferContext& ctx) {
 TypesOr inferScatterValue(const InferContext& ctx) {
   const TensorType& t = self(ctx);
   const TensorType& index = *ctx.input(1);
-  if (index.dtype != DType::kI64) return ctx.error("index must be int64, got " + std::string(ir::dtypeName(index.dtype)));
+  if (index.dtype != DType::kI64)
+    return ctx.error("index must be int64, got " + std::string(ir::dtypeName(index.dtype)));
   ASSIGN_OR_RETURN(int64_t dim, wrapDimIn(ctx, ctx.getInt("dim"), t.rank()));
   if (!provablyEmpty(index)) RETURN_IF_ERROR(checkNoLarger(ctx, index, t, "self", dim));
   RETURN_IF_ERROR(checkScalarFits(ctx, ctx.attr("value"), t.dtype, "value"));
@@ -116,7 +121,8 @@ TypesOr inferEmbedding(const InferContext& ctx) {
 /// index.Tensor / index_put: integer index tensors for the leading dims, broadcast together.
 /// Returns the shape of the indexing result: broadcast shape + the dims not indexed.
 StatusOr<Shape> indexedShape(const InferContext& ctx, const TensorType& t, size_t firstIndex) {
-  std::vector<const TensorType*> idx(ctx.inputs().begin() + static_cast<std::ptrdiff_t>(firstIndex), ctx.inputs().end());
+  std::vector<const TensorType*> idx(ctx.inputs().begin() + static_cast<std::ptrdiff_t>(firstIndex),
+                                     ctx.inputs().end());
   if (idx.empty()) return ctx.error("at least one index tensor is required");
   if (static_cast<int>(idx.size()) > t.rank())
     return ctx.error("too many indices for a tensor of rank " + std::to_string(t.rank()) + " (got " +
@@ -163,31 +169,36 @@ Status registerIndexingOps(ir::OpRegistry& reg) {
   const std::string c = "indexing";
   RETURN_IF_ERROR(reg.add("aten.index_select(Tensor self, int dim, Tensor index) -> Tensor", inferIndexSelect, c,
                           "Entries of self at the int32/int64 index vector along dim."));
-  RETURN_IF_ERROR(reg.add("aten.gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor", inferGather,
-                          c, "out[i][j] = self[index[i][j]][j] (for dim 0); the result has index's shape."));
-  RETURN_IF_ERROR(reg.add("aten.scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", inferScatterSrc, c,
-                          "A copy of self with src written at index along dim (last write wins)."));
-  RETURN_IF_ERROR(reg.add("aten.scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor", inferScatterValue,
-                          c, "A copy of self with value written at index along dim."));
-  RETURN_IF_ERROR(reg.add("aten.scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
-                          inferScatterLegacyReduce, c, "scatter.src combining with \"add\" or \"multiply\"."));
-  RETURN_IF_ERROR(reg.add("aten.scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor",
-                          inferScatterLegacyReduce, c, "scatter.value combining with \"add\" or \"multiply\"."));
-  RETURN_IF_ERROR(reg.add("aten.scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", inferScatterSrc, c,
-                          "A copy of self with src added at index along dim."));
-  RETURN_IF_ERROR(reg.add("aten.scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, "
-                          "bool include_self=True) -> Tensor",
-                          inferScatterReduce, c, "Scatter reducing with sum, prod, mean, amax or amin."));
-  RETURN_IF_ERROR(reg.add("aten.embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
-                          "bool sparse=False) -> Tensor",
-                          inferEmbedding, c, "Rows of weight at indices (padding_idx only matters for gradients)."));
+  RETURN_IF_ERROR(reg.add("aten.gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor",
+                          inferGather, c,
+                          "out[i][j] = self[index[i][j]][j] (for dim 0); the result has index's shape."));
+  RETURN_IF_ERROR(reg.add("aten.scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", inferScatterSrc,
+                          c, "A copy of self with src written at index along dim (last write wins)."));
+  RETURN_IF_ERROR(reg.add("aten.scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor",
+                          inferScatterValue, c, "A copy of self with value written at index along dim."));
+  RETURN_IF_ERROR(
+      reg.add("aten.scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor",
+              inferScatterLegacyReduce, c, "scatter.src combining with \"add\" or \"multiply\"."));
+  RETURN_IF_ERROR(
+      reg.add("aten.scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor",
+              inferScatterLegacyReduce, c, "scatter.value combining with \"add\" or \"multiply\"."));
+  RETURN_IF_ERROR(reg.add("aten.scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor", inferScatterSrc,
+                          c, "A copy of self with src added at index along dim."));
+  RETURN_IF_ERROR(
+      reg.add("aten.scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, "
+              "bool include_self=True) -> Tensor",
+              inferScatterReduce, c, "Scatter reducing with sum, prod, mean, amax or amin."));
+  RETURN_IF_ERROR(
+      reg.add("aten.embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, "
+              "bool sparse=False) -> Tensor",
+              inferEmbedding, c, "Rows of weight at indices (padding_idx only matters for gradients)."));
   RETURN_IF_ERROR(reg.add("aten.index.Tensor(Tensor self, Tensor[] indices) -> Tensor", inferIndex, c,
                           "self[i0, i1, ...] with integer index tensors on the leading dims, broadcast together "
                           "(every index given; no None entries, no masks)."));
-  RETURN_IF_ERROR(reg.add("aten.index_put(Tensor self, Tensor values, Tensor[] indices, bool accumulate=False) -> Tensor",
-                          inferIndexPut, c,
-                          "A copy of self with values put at [i0, i1, ...] (accumulate adds). NOTE: values comes "
-                          "before indices, unlike ATen's (self, indices, values), since Tensor[] must be last."));
+  RETURN_IF_ERROR(reg.add(
+      "aten.index_put(Tensor self, Tensor values, Tensor[] indices, bool accumulate=False) -> Tensor", inferIndexPut, c,
+      "A copy of self with values put at [i0, i1, ...] (accumulate adds). NOTE: values comes "
+      "before indices, unlike ATen's (self, indices, values), since Tensor[] must be last."));
   return Status::ok();
 }
 

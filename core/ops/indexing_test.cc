@@ -24,7 +24,8 @@ TEST(IndexSelect, ValuesAndErrors) {
   expectValues(run1("aten.index_select", {&x, &none}, {{"dim", A(1)}}), F64, {3, 0}, {});
 
   HostTensor neg = I(I64, {1}, {-1}), big = I(I64, {2}, {0, 3});
-  EXPECT_CONTAINS(runError("aten.index_select", {&x, &neg}, {{"dim", A(0)}}), "index -1 is out of bounds for dimension 0 with size 3");
+  EXPECT_CONTAINS(runError("aten.index_select", {&x, &neg}, {{"dim", A(0)}}),
+                  "index -1 is out of bounds for dimension 0 with size 3");
   EXPECT_CONTAINS(runError("aten.index_select", {&x, &big}, {{"dim", A(0)}}), "index 3 is out of bounds");
   HostTensor i16 = I(I16, {1}, {0}), m = I(I64, {1, 1}, {0});
   EXPECT_CONTAINS(runError("aten.index_select", {&x, &i16}, {{"dim", A(0)}}), "int32 or int64");
@@ -50,7 +51,8 @@ TEST(Gather, ValuesAndErrors) {
   HostTensor tall = I(I64, {3, 1}, {0, 0, 0});
   EXPECT_CONTAINS(runError("aten.gather", {&x, &tall}, {{"dim", A(1)}}), "must be no larger than self");
   HostTensor oob = I(I64, {1, 1}, {3});
-  EXPECT_CONTAINS(runError("aten.gather", {&x, &oob}, {{"dim", A(1)}}), "index 3 is out of bounds for dimension 1 with size 3");
+  EXPECT_CONTAINS(runError("aten.gather", {&x, &oob}, {{"dim", A(1)}}),
+                  "index 3 is out of bounds for dimension 1 with size 3");
   HostTensor neg = I(I64, {1, 1}, {-1});
   EXPECT_CONTAINS(runError("aten.gather", {&x, &neg}, {{"dim", A(1)}}), "index -1 is out of bounds");
 }
@@ -79,8 +81,9 @@ TEST(Scatter, SrcValueAndAdd) {
   HostTensor mi = I(I64, {4}, {0, 0, 1, 1}), ms = D(F32, {4}, {1, kNaN, 3, 4});
   expectValues(run1("aten.scatter.reduce", {&mul, &mi, &ms}, {{"dim", A(0)}, {"reduce", As("multiply")}}), F32, {3},
                {kNaN, 24, 7});
-  expectValues(run1("aten.scatter.value_reduce", {&mul, &mi}, {{"dim", A(0)}, {"value", Af(2.0)}, {"reduce", As("add")}}), F32,
-               {3}, {6, 6, 7});
+  expectValues(
+      run1("aten.scatter.value_reduce", {&mul, &mi}, {{"dim", A(0)}, {"value", Af(2.0)}, {"reduce", As("add")}}), F32,
+      {3}, {6, 6, 7});
 }
 
 TEST(Scatter, ScatterReduce) {
@@ -122,7 +125,8 @@ TEST(Scatter, Errors) {
   HostTensor src = D(F32, {2, 4}, {});
   EXPECT_CONTAINS(runError("aten.scatter.src", {&self, &wide, &src}, {{"dim", A(0)}}), "no larger than self");
   HostTensor oob = I(I64, {1, 1}, {3});
-  EXPECT_CONTAINS(runError("aten.scatter_add", {&self, &oob, &self}, {{"dim", A(1)}}), "index 3 is out of bounds for dimension 1");
+  EXPECT_CONTAINS(runError("aten.scatter_add", {&self, &oob, &self}, {{"dim", A(1)}}),
+                  "index 3 is out of bounds for dimension 1");
   HostTensor i32 = I(I32, {1, 1}, {0});
   EXPECT_CONTAINS(runError("aten.scatter.value", {&self, &i32}, {{"dim", A(1)}, {"value", A(1)}}), "int64");
   EXPECT_CONTAINS(runError("aten.scatter.reduce", {&self, &idx, &self}, {{"dim", A(1)}, {"reduce", As("mean")}}),
@@ -155,7 +159,8 @@ TEST(IndexTensor, AdvancedIndexingOnLeadingDims) {
   HostTensor oob = I(I64, {1}, {3});
   EXPECT_CONTAINS(runError("aten.index.Tensor", {&x, &oob}), "index 3 is out of bounds for dimension 0 with size 3");
   HostTensor negOob = I(I64, {1}, {-5});
-  EXPECT_CONTAINS(runError("aten.index.Tensor", {&x, &c, &negOob}), "index -5 is out of bounds for dimension 1 with size 4");
+  EXPECT_CONTAINS(runError("aten.index.Tensor", {&x, &c, &negOob}),
+                  "index -5 is out of bounds for dimension 1 with size 4");
   EXPECT_CONTAINS(runError("aten.index.Tensor", {&x, &c, &c, &c}), "too many indices for a tensor of rank 2 (got 3)");
   HostTensor mask = I(B, {3}, {1, 0, 1});
   EXPECT_CONTAINS(runError("aten.index.Tensor", {&x, &mask}), "mask");
@@ -186,7 +191,8 @@ TEST(IndexPut, WriteAccumulateAndBroadcast) {
   HostTensor v64 = D(F64, {2}, {1, 2});
   EXPECT_CONTAINS(runError("aten.index_put", {&x, &v64, &dup}), "values must have self's dtype f32");
   HostTensor three = D(F64, {3}, {1, 2, 3});
-  EXPECT_CONTAINS(runError("aten.index_put", {&m, &three, &rows}), "cannot be broadcast to the indexing result of shape [2, 2]");
+  EXPECT_CONTAINS(runError("aten.index_put", {&m, &three, &rows}),
+                  "cannot be broadcast to the indexing result of shape [2, 2]");
   HostTensor oob = I(I64, {1}, {5});
   EXPECT_CONTAINS(runError("aten.index_put", {&x, &s, &oob}), "index 5 is out of bounds for dimension 0 with size 5");
 }

@@ -29,7 +29,8 @@ StatusOr<Shape> resolveViewSizes(const InferContext& ctx, const SymExpr& numel, 
   }
   Shape out(sizes.begin(), sizes.end());
   auto invalid = [&](const std::string& why) {
-    return ctx.error("shape " + symsToString(sizes) + " is invalid for input of " + numel.toString() + " elements" + why);
+    return ctx.error("shape " + symsToString(sizes) + " is invalid for input of " + numel.toString() + " elements" +
+                     why);
   };
   if (!inferred) {
     auto eq = ir::proveEQ(known, numel, as);
@@ -87,7 +88,8 @@ TypesOr inferPermute(const InferContext& ctx) {
   const TensorType& t = self(ctx);
   auto dims = ctx.getInts("dims");
   if (static_cast<int>(dims.size()) != t.rank())
-    return ctx.error("dims has " + std::to_string(dims.size()) + " entries but the tensor has rank " + std::to_string(t.rank()));
+    return ctx.error("dims has " + std::to_string(dims.size()) + " entries but the tensor has rank " +
+                     std::to_string(t.rank()));
   ASSIGN_OR_RETURN(auto w, wrapDimsIn(ctx, dims, t.rank()));
   Shape out;
   for (int64_t d : w) out.push_back(t.shape[static_cast<size_t>(d)]);
@@ -164,8 +166,7 @@ TypesOr squeezeDims(const InferContext& ctx, const std::vector<int64_t>& dims) {
   for (int64_t d : dims) {
     const SymExpr& s = t.shape[static_cast<size_t>(d)];
     auto eq = ir::proveEQ(s, SymExpr(1), ctx.assumptions());
-    if (!eq)
-      return ctx.error("cannot decide whether dim " + std::to_string(d) + " (size " + s.toString() + ") is 1");
+    if (!eq) return ctx.error("cannot decide whether dim " + std::to_string(d) + " (size " + s.toString() + ") is 1");
     drop[static_cast<size_t>(d)] = *eq;
   }
   Shape out;
@@ -221,7 +222,8 @@ TypesOr inferConstantPad(const InferContext& ctx) {
   auto pad = ctx.getSyms("pad");
   if (pad.size() % 2 != 0) return ctx.error("the length of pad must be even, got " + std::to_string(pad.size()));
   if (static_cast<int>(pad.size() / 2) > t.rank())
-    return ctx.error("pad has " + std::to_string(pad.size()) + " entries, more than twice the rank " + std::to_string(t.rank()));
+    return ctx.error("pad has " + std::to_string(pad.size()) + " entries, more than twice the rank " +
+                     std::to_string(t.rank()));
   RETURN_IF_ERROR(checkScalarFits(ctx, ctx.attr("value"), t.dtype, "value"));
   Shape out = t.shape;
   for (size_t i = 0; i < pad.size() / 2; ++i) {
@@ -229,7 +231,8 @@ TypesOr inferConstantPad(const InferContext& ctx) {
     SymExpr n = t.shape[d] + pad[2 * i] + pad[2 * i + 1];
     if (provedLT(n, SymExpr(0), ctx.assumptions()))
       return ctx.error("padding " + pad[2 * i].toString() + ", " + pad[2 * i + 1].toString() + " of dim " +
-                       std::to_string(d) + " (size " + t.shape[d].toString() + ") gives a negative size " + n.toString());
+                       std::to_string(d) + " (size " + t.shape[d].toString() + ") gives a negative size " +
+                       n.toString());
     out[d] = n;
   }
   return one(makeType(t.dtype, std::move(out)));
@@ -265,36 +268,41 @@ TypesOr inferRoll(const InferContext& ctx) {
 
 Status registerShapeOps(ir::OpRegistry& reg) {
   const std::string c = "shape";
-  RETURN_IF_ERROR(reg.add("aten.view(Tensor self, SymInt[] size) -> Tensor",
-                          [](const InferContext& ctx) { return inferView(ctx, "size"); }, c,
-                          "Same elements in a new shape (one -1 inferred); the reference copies."));
-  RETURN_IF_ERROR(reg.add("aten._unsafe_view(Tensor self, SymInt[] size) -> Tensor",
-                          [](const InferContext& ctx) { return inferView(ctx, "size"); }, c, "As view."));
-  RETURN_IF_ERROR(reg.add("aten.reshape(Tensor self, SymInt[] shape) -> Tensor",
-                          [](const InferContext& ctx) { return inferView(ctx, "shape"); }, c, "As view."));
-  RETURN_IF_ERROR(reg.add("aten.flatten.using_ints(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor", inferFlatten, c,
-                          "Merges dims start_dim..end_dim into one."));
+  RETURN_IF_ERROR(reg.add(
+      "aten.view(Tensor self, SymInt[] size) -> Tensor", [](const InferContext& ctx) { return inferView(ctx, "size"); },
+      c, "Same elements in a new shape (one -1 inferred); the reference copies."));
+  RETURN_IF_ERROR(reg.add(
+      "aten._unsafe_view(Tensor self, SymInt[] size) -> Tensor",
+      [](const InferContext& ctx) { return inferView(ctx, "size"); }, c, "As view."));
+  RETURN_IF_ERROR(reg.add(
+      "aten.reshape(Tensor self, SymInt[] shape) -> Tensor",
+      [](const InferContext& ctx) { return inferView(ctx, "shape"); }, c, "As view."));
+  RETURN_IF_ERROR(reg.add("aten.flatten.using_ints(Tensor self, int start_dim=0, int end_dim=-1) -> Tensor",
+                          inferFlatten, c, "Merges dims start_dim..end_dim into one."));
   RETURN_IF_ERROR(reg.add("aten.unflatten.int(Tensor self, int dim, SymInt[] sizes) -> Tensor", inferUnflatten, c,
                           "Splits dim into sizes (one -1 inferred)."));
   RETURN_IF_ERROR(reg.add("aten.permute(Tensor self, int[] dims) -> Tensor", inferPermute, c, "Reorders the dims."));
-  RETURN_IF_ERROR(reg.add("aten.transpose.int(Tensor self, int dim0, int dim1) -> Tensor", inferTranspose, c,
-                          "Swaps two dims."));
+  RETURN_IF_ERROR(
+      reg.add("aten.transpose.int(Tensor self, int dim0, int dim1) -> Tensor", inferTranspose, c, "Swaps two dims."));
   RETURN_IF_ERROR(reg.add("aten.t(Tensor self) -> Tensor", inferT, c, "Transpose of a tensor of rank <= 2."));
   RETURN_IF_ERROR(reg.add("aten.expand(Tensor self, SymInt[] size, *, bool implicit=False) -> Tensor", inferExpand, c,
                           "Broadcasts size-1 dims to size (-1 keeps a dim)."));
-  RETURN_IF_ERROR(reg.add("aten.unsqueeze(Tensor self, int dim) -> Tensor", inferUnsqueeze, c, "Inserts a size-1 dim."));
+  RETURN_IF_ERROR(
+      reg.add("aten.unsqueeze(Tensor self, int dim) -> Tensor", inferUnsqueeze, c, "Inserts a size-1 dim."));
   RETURN_IF_ERROR(reg.add("aten.squeeze(Tensor self) -> Tensor", inferSqueezeAll, c, "Removes every size-1 dim."));
-  RETURN_IF_ERROR(reg.add("aten.squeeze.dim(Tensor self, int dim) -> Tensor", inferSqueezeDim, c,
-                          "Removes dim if it has size 1."));
+  RETURN_IF_ERROR(
+      reg.add("aten.squeeze.dim(Tensor self, int dim) -> Tensor", inferSqueezeDim, c, "Removes dim if it has size 1."));
   RETURN_IF_ERROR(reg.add("aten.squeeze.dims(Tensor self, int[] dim) -> Tensor", inferSqueezeDims, c,
                           "Removes those of the dims that have size 1."));
-  RETURN_IF_ERROR(reg.add("aten.clone(Tensor self) -> Tensor", inferSame, c, "A copy (memory_format is not modelled)."));
+  RETURN_IF_ERROR(
+      reg.add("aten.clone(Tensor self) -> Tensor", inferSame, c, "A copy (memory_format is not modelled)."));
   RETURN_IF_ERROR(reg.add("aten.alias(Tensor self) -> Tensor", inferSame, c, "The same value."));
-  RETURN_IF_ERROR(reg.add("aten.flip(Tensor self, int[] dims) -> Tensor", inferFlip, c, "Reverses the order along dims."));
+  RETURN_IF_ERROR(
+      reg.add("aten.flip(Tensor self, int[] dims) -> Tensor", inferFlip, c, "Reverses the order along dims."));
   RETURN_IF_ERROR(reg.add("aten.repeat(Tensor self, SymInt[] repeats) -> Tensor", inferRepeat, c,
                           "Tiles the tensor repeats times along each dim."));
-  RETURN_IF_ERROR(reg.add("aten.constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", inferConstantPad, c,
-                          "Pads the last dims (pairs from the last dim backwards) with value; negative pads crop."));
+  RETURN_IF_ERROR(reg.add("aten.constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor", inferConstantPad,
+                          c, "Pads the last dims (pairs from the last dim backwards) with value; negative pads crop."));
   RETURN_IF_ERROR(reg.add("aten.tril(Tensor self, int diagonal=0) -> Tensor", inferTriangle, c,
                           "Zeroes elements above the diagonal of the last two dims."));
   RETURN_IF_ERROR(reg.add("aten.triu(Tensor self, int diagonal=0) -> Tensor", inferTriangle, c,

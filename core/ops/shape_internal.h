@@ -40,7 +40,8 @@ inline StatusOr<int64_t> wrapDimIn(const ir::AttrReader& ctx, int64_t dim, int64
   return r;
 }
 
-inline StatusOr<std::vector<int64_t>> wrapDimsIn(const ir::AttrReader& ctx, const std::vector<int64_t>& dims, int64_t rank) {
+inline StatusOr<std::vector<int64_t>> wrapDimsIn(const ir::AttrReader& ctx, const std::vector<int64_t>& dims,
+                                                 int64_t rank) {
   auto r = ir::wrapDims(dims, rank);
   if (!r.isOk()) return r.status().withContext(ctx.schema().name);
   return r;
@@ -77,7 +78,8 @@ inline Status checkSize(const InferContext& ctx, const SymExpr& s, const std::st
 /// `dtype`: integers must fit the type (unsigned types also take negatives down to -max,
 /// which wrap), floats must be within the finite range (inf and NaN only into floating
 /// types), bool always fits. `what` names the value in the error.
-inline Status checkScalarFits(const ir::AttrReader& ctx, const ir::Attribute& value, DType dtype, const std::string& what) {
+inline Status checkScalarFits(const ir::AttrReader& ctx, const ir::Attribute& value, DType dtype,
+                              const std::string& what) {
   if (value.kind() == ir::Attribute::Kind::kBool || dtype == DType::kBool || dtype == DType::kF64) return Status::ok();
   double lo = 0, hi = 0;
   switch (dtype) {
@@ -97,8 +99,10 @@ inline Status checkScalarFits(const ir::AttrReader& ctx, const ir::Attribute& va
     overflow = dtype == DType::kU8 ? (v > hi || v < -hi) : (v < lo || v > hi);
   } else if (auto f = value.asDouble()) {
     double v = *f;
-    if (ir::isFloating(dtype)) overflow = !std::isinf(v) && !std::isnan(v) && (v < lo || v > hi);
-    else overflow = std::isnan(v) || v < lo || v > hi || (dtype == DType::kI64 && v >= hi);
+    if (ir::isFloating(dtype))
+      overflow = !std::isinf(v) && !std::isnan(v) && (v < lo || v > hi);
+    else
+      overflow = std::isnan(v) || v < lo || v > hi || (dtype == DType::kI64 && v >= hi);
   }
   if (overflow)
     return ctx.error(what + " " + value.toString() + " cannot be converted to " + std::string(ir::dtypeName(dtype)) +

@@ -27,7 +27,8 @@ TypesOr inferCat(const InferContext& ctx) {
   const auto& ins = ctx.inputs();
   if (ins.empty()) return ctx.error("expected a non-empty list of tensors");
   for (size_t i = 0; i < ins.size(); ++i)
-    if (ins[i]->rank() == 0) return ctx.error("zero-dimensional tensor (at position " + std::to_string(i) + ") cannot be concatenated");
+    if (ins[i]->rank() == 0)
+      return ctx.error("zero-dimensional tensor (at position " + std::to_string(i) + ") cannot be concatenated");
   DType dtype = promoteAll(ctx);
   // Legacy rule kept by PyTorch: 1-D tensors of size 0 are skipped (whatever the others' shape).
   const TensorType* ref = nullptr;
@@ -43,7 +44,8 @@ TypesOr inferCat(const InferContext& ctx) {
     if (isLegacyEmpty(t) && ref->rank() != 1) continue;
     if (t.rank() != ref->rank())
       return ctx.error("tensors must have the same rank: tensor " + std::to_string(refIndex) + " has rank " +
-                       std::to_string(ref->rank()) + ", tensor " + std::to_string(i) + " has rank " + std::to_string(t.rank()));
+                       std::to_string(ref->rank()) + ", tensor " + std::to_string(i) + " has rank " +
+                       std::to_string(t.rank()));
     for (int64_t d = 0; d < t.rank(); ++d) {
       if (d == dim) continue;
       auto ud = static_cast<size_t>(d);
@@ -100,15 +102,18 @@ TypesOr inferSlice(const InferContext& ctx) {
   ASSIGN_OR_RETURN(int64_t dim, wrapDimIn(ctx, ctx.getInt("dim"), t.rank()));
   const ir::SymAssumptions& as = ctx.assumptions();
   SymExpr step = ctx.getSym("step");
-  if (auto c = step.constant(); c && *c <= 0) return ctx.error("slice step must be positive, got " + std::to_string(*c));
+  if (auto c = step.constant(); c && *c <= 0)
+    return ctx.error("slice step must be positive, got " + std::to_string(*c));
   if (!provedGE(step, SymExpr(1), as)) return ctx.error("slice step " + step.toString() + " is not provably positive");
   const SymExpr& n = t.shape[static_cast<size_t>(dim)];
   SymExpr start = ctx.isNone("start") ? SymExpr(0) : clampBound(ctx.getSym("start"), n, as);
   SymExpr end = ctx.isNone("end") ? n : clampBound(ctx.getSym("end"), n, as);
   SymExpr len(0);
   auto cs = start.constant(), ce = end.constant(), cst = step.constant();
-  if (cs && ce && cst) len = SymExpr(*ce > *cs ? (*ce - *cs - 1) / *cst + 1 : 0);  // no overflow for huge steps
-  else if (!provedLT(end, start, as)) len = SymExpr::floorDiv(end - start + step - SymExpr(1), step);
+  if (cs && ce && cst)
+    len = SymExpr(*ce > *cs ? (*ce - *cs - 1) / *cst + 1 : 0);  // no overflow for huge steps
+  else if (!provedLT(end, start, as))
+    len = SymExpr::floorDiv(end - start + step - SymExpr(1), step);
   Shape out = t.shape;
   out[static_cast<size_t>(dim)] = len;
   return one(makeType(t.dtype, std::move(out)));
@@ -125,9 +130,11 @@ TypesOr inferSelect(const InferContext& ctx) {
   if (ci && cn && (*ci < -*cn || *ci >= *cn))
     return ctx.error("index " + std::to_string(*ci) + " out of range for dim " + std::to_string(dim) + " of size " +
                      std::to_string(*cn));
-  bool outside = (!ci || *ci >= 0) ? provedGE(index, n, ctx.assumptions()) : provedLT(index + n, SymExpr(0), ctx.assumptions());
+  bool outside =
+      (!ci || *ci >= 0) ? provedGE(index, n, ctx.assumptions()) : provedLT(index + n, SymExpr(0), ctx.assumptions());
   if (outside)
-    return ctx.error("index " + index.toString() + " out of range for dim " + std::to_string(dim) + " of size " + n.toString());
+    return ctx.error("index " + index.toString() + " out of range for dim " + std::to_string(dim) + " of size " +
+                     n.toString());
   Shape out = t.shape;
   out.erase(out.begin() + dim);
   return one(makeType(t.dtype, std::move(out)));
@@ -139,7 +146,8 @@ TypesOr inferNarrow(const InferContext& ctx) {
   ASSIGN_OR_RETURN(int64_t dim, wrapDimIn(ctx, ctx.getInt("dim"), t.rank()));
   const SymExpr& n = t.shape[static_cast<size_t>(dim)];
   SymExpr start = ctx.getSym("start"), length = ctx.getSym("length");
-  if (auto c = length.constant(); c && *c < 0) return ctx.error("length must be non-negative, got " + std::to_string(*c));
+  if (auto c = length.constant(); c && *c < 0)
+    return ctx.error("length must be non-negative, got " + std::to_string(*c));
   auto cs = start.constant(), cn = n.constant(), cl = length.constant();
   if (cs && cn) {
     if (*cs < -*cn || *cs > *cn)
@@ -147,10 +155,11 @@ TypesOr inferNarrow(const InferContext& ctx) {
                        std::to_string(*cn));
     int64_t s = *cs < 0 ? *cs + *cn : *cs;
     if (cl && s + *cl > *cn)
-      return ctx.error("start (" + std::to_string(s) + ") + length (" + std::to_string(*cl) + ") exceeds dimension size (" +
-                       std::to_string(*cn) + ")");
+      return ctx.error("start (" + std::to_string(s) + ") + length (" + std::to_string(*cl) +
+                       ") exceeds dimension size (" + std::to_string(*cn) + ")");
   } else if (provedLT(n, (cs && *cs < 0 ? SymExpr(0) : start) + length, ctx.assumptions())) {
-    return ctx.error("start " + start.toString() + " + length " + length.toString() + " exceeds dimension size " + n.toString());
+    return ctx.error("start " + start.toString() + " + length " + length.toString() + " exceeds dimension size " +
+                     n.toString());
   }
   Shape out = t.shape;
   out[static_cast<size_t>(dim)] = length;
@@ -173,7 +182,8 @@ StatusOr<std::vector<SymExpr>> evenPieces(const InferContext& ctx, const SymExpr
   auto cn = n.constant(), cs = size.constant();
   if (cn && cs) {
     if (*cs == 0) {
-      if (*cn != 0) return ctx.error("split_size can only be 0 if the dimension size is 0, but it is " + std::to_string(*cn));
+      if (*cn != 0)
+        return ctx.error("split_size can only be 0 if the dimension size is 0, but it is " + std::to_string(*cn));
       return std::vector<SymExpr>{SymExpr(0)};
     }
     int64_t count = std::max<int64_t>((*cn + *cs - 1) / *cs, 1);
@@ -193,7 +203,8 @@ TypesOr inferSplit(const InferContext& ctx) {
   if (t.rank() == 0) return ctx.error("split() cannot be applied to a 0-dim tensor");
   ASSIGN_OR_RETURN(int64_t dim, wrapDimIn(ctx, ctx.getInt("dim"), t.rank()));
   SymExpr size = ctx.getSym("split_size");
-  if (auto c = size.constant(); c && *c < 0) return ctx.error("split_size must be non-negative, got " + std::to_string(*c));
+  if (auto c = size.constant(); c && *c < 0)
+    return ctx.error("split_size must be non-negative, got " + std::to_string(*c));
   ASSIGN_OR_RETURN(auto sizes, evenPieces(ctx, t.shape[static_cast<size_t>(dim)], size));
   return pieces(t, dim, sizes);
 }
@@ -211,8 +222,8 @@ TypesOr inferSplitWithSizes(const InferContext& ctx) {
   const SymExpr& n = t.shape[static_cast<size_t>(dim)];
   auto eq = ir::proveEQ(total, n, ctx.assumptions());
   if (!eq || !*eq)
-    return ctx.error("split_sizes " + symsToString(sizes) + " must sum exactly to " + n.toString() + " (the size of dim " +
-                     std::to_string(dim) + ")" + (eq ? "" : ", not provably so"));
+    return ctx.error("split_sizes " + symsToString(sizes) + " must sum exactly to " + n.toString() +
+                     " (the size of dim " + std::to_string(dim) + ")" + (eq ? "" : ", not provably so"));
   return pieces(t, dim, sizes);
 }
 
@@ -237,8 +248,9 @@ TypesOr inferUnbind(const InferContext& ctx) {
   if (t.rank() == 0) return ctx.error("unbind() cannot be applied to a 0-dim tensor");
   ASSIGN_OR_RETURN(int64_t dim, wrapDimIn(ctx, ctx.getInt("dim"), t.rank()));
   auto n = t.shape[static_cast<size_t>(dim)].constant();
-  if (!n) return ctx.error("the size of dim " + std::to_string(dim) + " (" + t.shape[static_cast<size_t>(dim)].toString() +
-                           ") must be static: it is the number of outputs");
+  if (!n)
+    return ctx.error("the size of dim " + std::to_string(dim) + " (" + t.shape[static_cast<size_t>(dim)].toString() +
+                     ") must be static: it is the number of outputs");
   Shape sh = t.shape;
   sh.erase(sh.begin() + dim);
   return std::vector<TensorType>(static_cast<size_t>(*n), makeType(t.dtype, sh));
@@ -252,8 +264,9 @@ Status registerShapeSplitOps(ir::OpRegistry& reg) {
                           "Concatenates along dim with type promotion (1-D empty tensors are skipped)."));
   RETURN_IF_ERROR(reg.add("aten.stack(Tensor[] tensors, int dim=0) -> Tensor", inferStack, c,
                           "Stacks equal-shaped tensors along a new dim, with type promotion."));
-  RETURN_IF_ERROR(reg.add("aten.slice.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
-                          inferSlice, c, "self[start:end:step] along dim, bounds clamped as in Python."));
+  RETURN_IF_ERROR(reg.add(
+      "aten.slice.Tensor(Tensor self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor",
+      inferSlice, c, "self[start:end:step] along dim, bounds clamped as in Python."));
   RETURN_IF_ERROR(reg.add("aten.select.int(Tensor self, int dim, SymInt index) -> Tensor", inferSelect, c,
                           "The slice at index along dim (the dim is removed)."));
   RETURN_IF_ERROR(reg.add("aten.narrow(Tensor self, int dim, SymInt start, SymInt length) -> Tensor", inferNarrow, c,

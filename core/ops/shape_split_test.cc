@@ -67,13 +67,15 @@ TEST(CatStack, Stack) {
 TEST(Slicing, SliceClampsLikePython) {
   HostTensor x = iota(I64, {10});
   expectInts(run1("aten.slice.Tensor", {&x}, {{"start", A(-3)}, {"step", A(2)}}), I64, {2}, {7, 9});
-  expectInts(run1("aten.slice.Tensor", {&x}, {{"start", A(-30)}, {"end", A(100)}, {"step", A(3)}}), I64, {4}, {0, 3, 6, 9});
+  expectInts(run1("aten.slice.Tensor", {&x}, {{"start", A(-30)}, {"end", A(100)}, {"step", A(3)}}), I64, {4},
+             {0, 3, 6, 9});
   expectInts(run1("aten.slice.Tensor", {&x}, {{"start", A(7)}, {"end", A(2)}}), I64, {0}, {});
   expectInts(run1("aten.slice.Tensor", {&x}, {{"start", A(8)}, {"end", A(kMax)}}), I64, {2}, {8, 9});
   expectInts(run1("aten.slice.Tensor", {&x}, {{"end", A(-8)}}), I64, {2}, {0, 1});
   expectInts(run1("aten.slice.Tensor", {&x}, {{"start", A(1)}, {"step", A(kMax)}}), I64, {1}, {1});
   HostTensor y = iota(F32, {2, 4});
-  expectValues(run1("aten.slice.Tensor", {&y}, {{"dim", A(1)}, {"start", A(1)}, {"end", A(-1)}}), F32, {2, 2}, {1, 2, 5, 6});
+  expectValues(run1("aten.slice.Tensor", {&y}, {{"dim", A(1)}, {"start", A(1)}, {"end", A(-1)}}), F32, {2, 2},
+               {1, 2, 5, 6});
   EXPECT_CONTAINS(runError("aten.slice.Tensor", {&x}, {{"step", A(0)}}), "step must be positive");
   EXPECT_CONTAINS(runError("aten.slice.Tensor", {&x}, {{"step", A(-1)}}), "step must be positive");
   HostTensor s = I(I64, {}, {1});
@@ -121,12 +123,14 @@ TEST(Slicing, SelectAndNarrow) {
   HostTensor x = iota(I64, {2, 3});
   expectInts(run1("aten.select.int", {&x}, {{"dim", A(1)}, {"index", A(-1)}}), I64, {2}, {2, 5});
   expectInts(run1("aten.select.int", {&x}, {{"dim", A(0)}, {"index", A(1)}}), I64, {3}, {3, 4, 5});
-  EXPECT_CONTAINS(runError("aten.select.int", {&x}, {{"dim", A(0)}, {"index", A(2)}}), "index 2 out of range for dim 0 of size 2");
+  EXPECT_CONTAINS(runError("aten.select.int", {&x}, {{"dim", A(0)}, {"index", A(2)}}),
+                  "index 2 out of range for dim 0 of size 2");
   EXPECT_CONTAINS(runError("aten.select.int", {&x}, {{"dim", A(1)}, {"index", A(-4)}}), "out of range");
   HostTensor y = iota(I64, {10});
   expectInts(run1("aten.narrow", {&y}, {{"dim", A(0)}, {"start", A(-3)}, {"length", A(2)}}), I64, {2}, {7, 8});
   expectInts(run1("aten.narrow", {&y}, {{"dim", A(0)}, {"start", A(10)}, {"length", A(0)}}), I64, {0}, {});
-  EXPECT_CONTAINS(runError("aten.narrow", {&y}, {{"dim", A(0)}, {"start", A(8)}, {"length", A(3)}}), "exceeds dimension size");
+  EXPECT_CONTAINS(runError("aten.narrow", {&y}, {{"dim", A(0)}, {"start", A(8)}, {"length", A(3)}}),
+                  "exceeds dimension size");
   EXPECT_CONTAINS(runError("aten.narrow", {&y}, {{"dim", A(0)}, {"start", A(2)}, {"length", A(-1)}}), "non-negative");
 }
 

@@ -43,19 +43,39 @@ TEST(ShapeOps, ViewWithSymbolicSizes) {
   r = infer("aten.view", {T(F32, {S("s0") * 2 + 2})}, {{"size", Al({2, -1})}});
   ASSERT_TRUE(r.isOk()) << r.status().toString();
   EXPECT_EQ(shapeOf((*r)[0]), "[2, s0+1]");
-  EXPECT_CONTAINS(inferError("aten.view", {T(F32, {S("s0"), 6})}, {{"size", Attribute::fromInts({S("s0"), SymExpr(5)})}}),
-                  "invalid for input");
-  EXPECT_CONTAINS(inferError("aten.view", {T(F32, {S("s0"), 6})}, {{"size", Attribute::fromInts({S("s1"), SymExpr(6)})}}),
-                  "not provably equal");
+  EXPECT_CONTAINS(
+      inferError("aten.view", {T(F32, {S("s0"), 6})}, {{"size", Attribute::fromInts({S("s0"), SymExpr(5)})}}),
+      "invalid for input");
+  EXPECT_CONTAINS(
+      inferError("aten.view", {T(F32, {S("s0"), 6})}, {{"size", Attribute::fromInts({S("s1"), SymExpr(6)})}}),
+      "not provably equal");
   EXPECT_CONTAINS(inferError("aten.view", {T(F32, {S("s0")})}, {{"size", Al({4, -1})}}), "not provably divisible");
+}
+
+TEST(ShapeOps, SymbolicSizesEvaluateAtRunTime) {
+  // x: f32[s0, 4]; the size attributes refer to s0 and are evaluated when the graph runs.
+  ir::TensorType t = T(F32, {S("s0"), 4});
+  auto r = runSymbolic("aten.view", {t}, {iota(F32, {2, 4})}, {{"size", Attribute::fromInts({SymExpr(4), S("s0")})}});
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  expectValues((*r)[0], F32, {4, 2}, {0, 1, 2, 3, 4, 5, 6, 7});
+  ir::TensorType col = T(F32, {S("s0"), 1});
+  r = runSymbolic("aten.expand", {col}, {iota(F32, {3, 1})}, {{"size", Attribute::fromInts({S("s0"), S("s0") * 2})}});
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  expectValues((*r)[0], F32, {3, 6}, {0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2});
+  r = runSymbolic("aten.constant_pad_nd", {t}, {iota(F32, {1, 4})},
+                  {{"pad", Attribute::fromInts({SymExpr(-1), S("s0")})}});
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  expectValues((*r)[0], F32, {1, 4}, {1, 2, 3, 0});
 }
 
 TEST(ShapeOps, FlattenAndUnflatten) {
   HostTensor x = iota(I64, {2, 3, 2});
-  expectInts(run1("aten.flatten.using_ints", {&x}, {{"start_dim", A(1)}}), I64, {2, 6}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  expectInts(run1("aten.flatten.using_ints", {&x}, {{"start_dim", A(1)}}), I64, {2, 6},
+             {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
   HostTensor s = I(I64, {}, {7});
   expectInts(run1("aten.flatten.using_ints", {&s}), I64, {1}, {7});
-  EXPECT_CONTAINS(runError("aten.flatten.using_ints", {&x}, {{"start_dim", A(2)}, {"end_dim", A(1)}}), "comes after end_dim");
+  EXPECT_CONTAINS(runError("aten.flatten.using_ints", {&x}, {{"start_dim", A(2)}, {"end_dim", A(1)}}),
+                  "comes after end_dim");
   HostTensor y = iota(I64, {2, 6});
   expectInts(run1("aten.unflatten.int", {&y}, {{"dim", A(-1)}, {"sizes", Al({3, -1})}}), I64, {2, 3, 2},
              {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
@@ -87,12 +107,14 @@ TEST(ShapeOps, Expand) {
   expectValues(run1("aten.expand", {&x}, {{"size", Al({2, -1, 2})}}), F32, {2, 3, 2},
                {1, 1, -0.0, -0.0, kNaN, kNaN, 1, 1, -0.0, -0.0, kNaN, kNaN});
   expectValues(run1("aten.expand", {&x}, {{"size", Al({3, 0})}}), F32, {3, 0}, {});
-  EXPECT_CONTAINS(runError("aten.expand", {&x}, {{"size", Al({-1, 3, 4})}}), "not allowed in a leading, new dimension 0");
+  EXPECT_CONTAINS(runError("aten.expand", {&x}, {{"size", Al({-1, 3, 4})}}),
+                  "not allowed in a leading, new dimension 0");
   EXPECT_CONTAINS(runError("aten.expand", {&x}, {{"size", Al({2, 4})}}), "must match the existing size 3");
   EXPECT_CONTAINS(runError("aten.expand", {&x}, {{"size", Al({4})}}), "must be greater or equal to the rank");
   EXPECT_CONTAINS(runError("aten.expand", {&x}, {{"size", Al({3, -2})}}), "negative");
 
-  auto r = infer("aten.expand", {T(F32, {S("s0"), 1})}, {{"size", Attribute::fromInts({SymExpr(2), SymExpr(-1), S("s1")})}});
+  auto r =
+      infer("aten.expand", {T(F32, {S("s0"), 1})}, {{"size", Attribute::fromInts({SymExpr(2), SymExpr(-1), S("s1")})}});
   ASSERT_TRUE(r.isOk()) << r.status().toString();
   EXPECT_EQ(shapeOf((*r)[0]), "[2, s0, s1]");
   EXPECT_CONTAINS(inferError("aten.expand", {T(F32, {S("s0"), 1})}, {{"size", Al({4, 1})}}), "not provably equal");
@@ -122,7 +144,8 @@ TEST(ShapeOps, UnsqueezeAndSqueeze) {
 
 TEST(ShapeOps, CloneAndAliasKeepEveryValue) {
   HostTensor x = I(I64, {3}, {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), -1});
-  expectInts(run1("aten.clone", {&x}), I64, {3}, {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), -1});
+  expectInts(run1("aten.clone", {&x}), I64, {3},
+             {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min(), -1});
   HostTensor f = D(F32, {4}, {-0.0, kNaN, -kInf, 1e-45});
   expectValues(run1("aten.alias", {&f}), F32, {4}, {-0.0, kNaN, -kInf, 1e-45});
 }
@@ -149,7 +172,8 @@ TEST(ShapeOps, Repeat) {
 
 TEST(ShapeOps, ConstantPadNd) {
   HostTensor x = iota(F32, {4});
-  expectValues(run1("aten.constant_pad_nd", {&x}, {{"pad", Al({-1, 2})}, {"value", Af(-1.0)}}), F32, {5}, {1, 2, 3, -1, -1});
+  expectValues(run1("aten.constant_pad_nd", {&x}, {{"pad", Al({-1, 2})}, {"value", Af(-1.0)}}), F32, {5},
+               {1, 2, 3, -1, -1});
   expectValues(run1("aten.constant_pad_nd", {&x}, {{"pad", Al({-2, -2})}}), F32, {0}, {});
   // The pad value is stored at float32 precision, as PyTorch fills a float32 tensor.
   expectValues(run1("aten.constant_pad_nd", {&x}, {{"pad", Al({1, 0})}, {"value", Af(0.1)}}), F32, {5},
@@ -187,7 +211,8 @@ TEST(ShapeOps, Roll) {
   expectInts(run1("aten.roll", {&x}, {{"shifts", Al({1, 1})}, {"dims", Al({1, -1})}}), I64, {2, 3}, {1, 2, 0, 4, 5, 3});
   HostTensor e(F32, {0, 3});
   expectValues(run1("aten.roll", {&e}, {{"shifts", Al({1})}, {"dims", Al({0})}}), F32, {0, 3}, {});
-  EXPECT_CONTAINS(runError("aten.roll", {&x}, {{"shifts", Al({1, -1})}, {"dims", Al({0})}}), "shifts and dims must align");
+  EXPECT_CONTAINS(runError("aten.roll", {&x}, {{"shifts", Al({1, -1})}, {"dims", Al({0})}}),
+                  "shifts and dims must align");
   EXPECT_CONTAINS(runError("aten.roll", {&x}, {{"shifts", Al({1, -1})}}), "exactly one entry");
   EXPECT_CONTAINS(runError("aten.roll", {&x}, {{"shifts", Al({1})}, {"dims", Al({2})}}), "out of range");
 }

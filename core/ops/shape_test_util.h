@@ -10,6 +10,7 @@
 
 #include "core/exec/reference_executor.h"
 #include "core/ir/context.h"
+#include "core/ir/verifier.h"
 
 namespace plugsdk::ops::testing {
 
@@ -58,7 +59,8 @@ inline HostTensor run1(const std::string& op, const std::vector<const HostTensor
 }
 
 /// The error message of a run expected to fail ("" and a test failure if it succeeded).
-inline std::string runError(const std::string& op, const std::vector<const HostTensor*>& ins, const AttrMap& attrs = {}) {
+inline std::string runError(const std::string& op, const std::vector<const HostTensor*>& ins,
+                            const AttrMap& attrs = {}) {
   auto r = run(op, ins, attrs);
   EXPECT_FALSE(r.isOk()) << op << " unexpectedly succeeded";
   return r.isOk() ? std::string() : r.status().message();
@@ -83,16 +85,35 @@ inline StatusOr<std::vector<ir::TensorType>> infer(const std::string& op, const 
   return ir::inferTypes(*def, ptrs, a, context()->assumptions);
 }
 
-inline std::string inferError(const std::string& op, const std::vector<ir::TensorType>& ins, const AttrMap& attrs = {}) {
+inline std::string inferError(const std::string& op, const std::vector<ir::TensorType>& ins,
+                              const AttrMap& attrs = {}) {
   auto r = infer(op, ins, attrs);
   EXPECT_FALSE(r.isOk()) << op << " inference unexpectedly succeeded";
   return r.isOk() ? std::string() : r.status().message();
 }
 
+/// Builds a one-node graph whose inputs have the given (possibly symbolic) types, and runs
+/// it on the reference executor with concrete inputs that bind the symbols.
+inline StatusOr<std::vector<HostTensor>> runSymbolic(const std::string& op, const std::vector<ir::TensorType>& types,
+                                                     const std::vector<HostTensor>& inputs, const AttrMap& attrs = {}) {
+  const ir::OpDef* def = context()->ops.find(op);
+  if (!def) return notFound("no op " + op);
+  ir::Graph g("sym");
+  std::vector<ir::Value*> ins;
+  for (size_t i = 0; i < types.size(); ++i) ins.push_back(g.addInput("in" + std::to_string(i), types[i]));
+  AttrMap a = attrs;
+  ASSIGN_OR_RETURN(auto outTypes, ir::checkAndInfer(*context(), *def, ins, a, op));
+  ir::Node* node = g.addNode(op, def, ins, a, outTypes);
+  g.setOutputs(node->outputs());
+  RETURN_IF_ERROR(ir::verifyGraph(*context(), g));
+  return exec::ReferenceExecutor(context()).run(g, inputs);
+}
+
 inline std::string shapeOf(const ir::TensorType& t) { return ir::shapeToString(t.shape); }
 
 /// Exact comparison of values (NaN equals NaN; -0.0 differs from 0.0).
-inline void expectValues(const HostTensor& t, DType dtype, const std::vector<int64_t>& shape, const std::vector<double>& want) {
+inline void expectValues(const HostTensor& t, DType dtype, const std::vector<int64_t>& shape,
+                         const std::vector<double>& want) {
   EXPECT_EQ(t.dtype(), dtype) << t.typeString();
   EXPECT_EQ(t.shape(), shape) << t.typeString();
   ASSERT_EQ(t.numel(), static_cast<int64_t>(want.size())) << t.typeString();
@@ -107,18 +128,20 @@ inline void expectValues(const HostTensor& t, DType dtype, const std::vector<int
   }
 }
 
-inline void expectInts(const HostTensor& t, DType dtype, const std::vector<int64_t>& shape, const std::vector<int64_t>& want) {
+inline void expectInts(const HostTensor& t, DType dtype, const std::vector<int64_t>& shape,
+                       const std::vector<int64_t>& want) {
   EXPECT_EQ(t.dtype(), dtype) << t.typeString();
   EXPECT_EQ(t.shape(), shape) << t.typeString();
   ASSERT_EQ(t.numel(), static_cast<int64_t>(want.size())) << t.typeString();
-  for (int64_t i = 0; i < t.numel(); ++i) EXPECT_EQ(t.ints()[static_cast<size_t>(i)], want[static_cast<size_t>(i)]) << "element " << i;
+  for (int64_t i = 0; i < t.numel(); ++i)
+    EXPECT_EQ(t.ints()[static_cast<size_t>(i)], want[static_cast<size_t>(i)]) << "element " << i;
 }
 
 }  // namespace plugsdk::ops::testing
 
 /// Expects `text` to contain `part`.
-#define EXPECT_CONTAINS(text, part)                                                     \
-  do {                                                                                  \
-    const std::string plugsdk_text_ = (text);                                           \
-    EXPECT_NE(plugsdk_text_.find(part), std::string::npos) << "in: " << plugsdk_text_;  \
+#define EXPECT_CONTAINS(text, part)                                                    \
+  do {                                                                                 \
+    const std::string plugsdk_text_ = (text);                                          \
+    EXPECT_NE(plugsdk_text_.find(part), std::string::npos) << "in: " << plugsdk_text_; \
   } while (0)
