@@ -9,8 +9,6 @@ from oracle import Case, T
 
 A = torch.ops.aten
 CASES = []
-# 0-dim inputs are reshaped to [] in the torch functions: the runner's np.ascontiguousarray
-# turns a 0-dim array into shape (1,).
 
 
 def add(*args, **kw):
@@ -25,11 +23,11 @@ add("aten.index_select", [T("f64", [4, 3]), T("i64", [5], low=0, high=4)], {"dim
 add("aten.index_select", [T("i32", [2, 3, 4]), T("i32", [2], values=[3, 0])], {"dim": -1},
     lambda x, i: A.index_select.default(x, -1, i), id="i32_index")
 add("aten.index_select", [T("f64", [4, 3]), T("i64", [], values=[2])], {"dim": 0},
-    lambda x, i: A.index_select.default(x, 0, i.reshape([])), id="0d_index")
+    lambda x, i: A.index_select.default(x, 0, i), id="0d_index")
 add("aten.gather", [T("f64", [3, 4]), T("i64", [3, 6], low=0, high=4)], {"dim": 1}, lambda x, i: A.gather.default(x, 1, i))
 add("aten.gather", [T("i64", [4, 3, 2]), T("i64", [2, 3, 1], low=0, high=4)], {"dim": 0},
     lambda x, i: A.gather.default(x, 0, i), id="dim0_smaller_index")
-add("aten.gather", [T("f32", [5]), T("i64", [], values=[4])], {"dim": 0}, lambda x, i: A.gather.default(x, 0, i.reshape([])), id="0d")
+add("aten.gather", [T("f32", [5]), T("i64", [], values=[4])], {"dim": 0}, lambda x, i: A.gather.default(x, 0, i), id="0d")
 add("aten.embedding", [T("f64", [10, 4]), T("i64", [2, 3], low=0, high=10)], {}, lambda w, i: A.embedding.default(w, i))
 add("aten.embedding", [T("f32", [5, 3]), T("i32", [4], low=0, high=5)], {"padding_idx": 2},
     lambda w, i: A.embedding.default(w, i, 2), id="i32_padding_idx")
@@ -73,7 +71,7 @@ add("aten.scatter_reduce.two", [T("f64", [3, 4]), T("i64", [3, 2], low=0, high=4
 add("aten.index_put", [T("f64", [5, 3]), T("f64", [2, 3]), T("i64", [2], values=[4, -5])], {},
     lambda x, v, i: A.index_put.default(x, [i], v))
 add("aten.index_put", [T("f64", [5, 3]), T("f64", []), T("i64", [2, 1], values=[1, 3]), T("i64", [2], values=[0, -1])], {},
-    lambda x, v, i, j: A.index_put.default(x, [i, j], v.reshape([])), id="two_indices_scalar_value")
+    lambda x, v, i, j: A.index_put.default(x, [i, j], v), id="two_indices_scalar_value")
 add("aten.index_put", [T("f64", [4]), T("f64", [6]), T("i64", [6], low=-4, high=4)], {"accumulate": True},
     lambda x, v, i: A.index_put.default(x, [i], v, True), id="accumulate")
 add("aten.index_put", [T("i32", [3, 2]), T("i32", [2]), T("i32", [3], values=[2, 2, 0])], {"accumulate": True},

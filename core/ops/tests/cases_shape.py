@@ -8,8 +8,6 @@ from oracle import Case, T
 
 A = torch.ops.aten
 CASES = []
-# Cases with 0-dim inputs call x.reshape([]) in their torch function: the runner's
-# np.ascontiguousarray turns a 0-dim array into shape (1,).
 INT64_MAX = 9223372036854775807
 
 
@@ -28,18 +26,18 @@ add("aten.reshape", [T("f64", [2, 3, 4])], {"shape": [-1]}, lambda x: A.reshape.
 add("aten.reshape", [T("bool", [0, 4])], {"shape": [-1, 2]}, lambda x: A.reshape.default(x, [-1, 2]), id="empty")
 add("aten.flatten.using_ints", [T("f64", [2, 3, 4, 5])], {"start_dim": 1, "end_dim": -2},
     lambda x: A.flatten.using_ints(x, 1, -2))
-add("aten.flatten.using_ints", [T("f64", [])], {}, lambda x: A.flatten.using_ints(x.reshape([])), id="0d")
+add("aten.flatten.using_ints", [T("f64", [])], {}, lambda x: A.flatten.using_ints(x), id="0d")
 add("aten.unflatten.int", [T("i64", [2, 12])], {"dim": -1, "sizes": [3, -1, 2]}, lambda x: A.unflatten.int(x, -1, [3, -1, 2]))
 add("aten.permute", [T("f64", [2, 3, 4])], {"dims": [2, 0, 1]}, lambda x: A.permute.default(x, [2, 0, 1]))
 add("aten.permute", [T("i8", [2, 3, 4])], {"dims": [-1, 1, -3]}, lambda x: A.permute.default(x, [-1, 1, -3]), id="neg")
 add("aten.transpose.int", [T("f64", [2, 3, 4])], {"dim0": 0, "dim1": -1}, lambda x: A.transpose.int(x, 0, -1))
-add("aten.transpose.int", [T("f64", [])], {"dim0": 0, "dim1": -1}, lambda x: A.transpose.int(x.reshape([]), 0, -1), id="0d")
+add("aten.transpose.int", [T("f64", [])], {"dim0": 0, "dim1": -1}, lambda x: A.transpose.int(x, 0, -1), id="0d")
 add("aten.t", [T("f32", [3, 5])], {}, lambda x: A.t.default(x))
 add("aten.t", [T("i64", [4])], {}, lambda x: A.t.default(x), id="1d")
 add("aten.expand", [T("f64", [3, 1])], {"size": [2, -1, 4]}, lambda x: A.expand.default(x, [2, -1, 4]))
 add("aten.expand", [T("u8", [1, 1, 5])], {"size": [3, 0, 5]}, lambda x: A.expand.default(x, [3, 0, 5]), id="zero")
 add("aten.unsqueeze", [T("f64", [2, 3])], {"dim": -1}, lambda x: A.unsqueeze.default(x, -1))
-add("aten.unsqueeze", [T("f64", [])], {"dim": 0}, lambda x: A.unsqueeze.default(x.reshape([]), 0), id="0d")
+add("aten.unsqueeze", [T("f64", [])], {"dim": 0}, lambda x: A.unsqueeze.default(x, 0), id="0d")
 add("aten.squeeze", [T("f64", [1, 3, 1, 2])], {}, lambda x: A.squeeze.default(x))
 add("aten.squeeze.dim", [T("f64", [1, 3, 1])], {"dim": -1}, lambda x: A.squeeze.dim(x, -1))
 add("aten.squeeze.dim", [T("f64", [2, 3])], {"dim": 0}, lambda x: A.squeeze.dim(x, 0), id="noop")
@@ -59,7 +57,7 @@ add("aten.cat", [T("f32", [2, 2]), T("f64", [0])], {"dim": 1}, lambda *ts: A.cat
 add("aten.stack", [T("f64", [2, 3]), T("f64", [2, 3])], {}, lambda *ts: A.stack.default(list(ts)))
 add("aten.stack", [T("i64", [2, 3]), T("f64", [2, 3]), T("i64", [2, 3])], {"dim": -1},
     lambda *ts: A.stack.default(list(ts), -1), id="promote_last")
-add("aten.stack", [T("f32", []), T("f32", [])], {}, lambda *ts: A.stack.default([t.reshape([]) for t in ts]), id="0d")
+add("aten.stack", [T("f32", []), T("f32", [])], {}, lambda *ts: A.stack.default(list(ts)), id="0d")
 add("aten.slice.Tensor", [T("f64", [10, 3])], {"dim": 0, "start": -3, "end": None, "step": 2},
     lambda x: A.slice.Tensor(x, 0, -3, None, 2))
 add("aten.slice.Tensor", [T("f64", [4, 10])], {"dim": 1, "start": -30, "end": 100, "step": 3},
@@ -81,7 +79,7 @@ add("aten.unbind.int", [T("f64", [2, 3])], {"dim": 1}, lambda x: A.unbind.int(x,
 
 # ---- rearrangements ------------------------------------------------------------------
 add("aten.flip", [T("f64", [2, 3, 4])], {"dims": [0, -1]}, lambda x: A.flip.default(x, [0, -1]))
-add("aten.flip", [T("f64", [])], {"dims": [0]}, lambda x: A.flip.default(x.reshape([]), [0]), id="0d")
+add("aten.flip", [T("f64", [])], {"dims": [0]}, lambda x: A.flip.default(x, [0]), id="0d")
 add("aten.repeat", [T("f64", [2, 3])], {"repeats": [2, 1, 3]}, lambda x: A.repeat.default(x, [2, 1, 3]))
 add("aten.repeat", [T("i16", [2])], {"repeats": [0]}, lambda x: A.repeat.default(x, [0]), id="zero")
 add("aten.constant_pad_nd", [T("f64", [2, 3, 4])], {"pad": [1, 2, 0, 1], "value": -1.5},
