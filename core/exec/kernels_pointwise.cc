@@ -104,7 +104,8 @@ const UnaryDef kUnary[] = {
 Outputs geluKernel(const RefKernelContext& c) {
   if (c.getString("approximate") == "tanh") {
     const double kBeta = std::numbers::sqrt2 * (2.0 * std::numbers::inv_sqrtpi) * 0.5, kKappa = 0.044715;
-    return runUnary(c, [=](double x) { return 0.5 * x * (1.0 + std::tanh(kBeta * (x + kKappa * x * x * x))); }, nullptr);
+    return runUnary(
+        c, [=](double x) { return 0.5 * x * (1.0 + std::tanh(kBeta * (x + kKappa * x * x * x))); }, nullptr);
   }
   return runUnary(c, [](double x) { return x * 0.5 * (1.0 + std::erf(x * (std::numbers::sqrt2 / 2.0))); }, nullptr);
 }
@@ -138,12 +139,15 @@ Outputs whereKernel(const RefKernelContext& c) {
   HostTensor out = c.makeOutput();
   DType dt = out.dtype();
   const auto& shape = out.shape();
-  std::array<std::vector<int64_t>, 3> strides{pw::stridesFor(cond, shape), pw::stridesFor(a, shape), pw::stridesFor(b, shape)};
+  std::array<std::vector<int64_t>, 3> strides{pw::stridesFor(cond, shape), pw::stridesFor(a, shape),
+                                              pw::stridesFor(b, shape)};
   pw::forEachStrided<3>(shape, strides, [&](int64_t o, const std::array<int64_t, 3>& off) {
     const HostTensor& src = cond.ints()[static_cast<size_t>(off[0])] != 0 ? a : b;
     int64_t at = &src == &a ? off[1] : off[2];
-    if (ir::isFloating(dt)) out.setDouble(o, loadFloat(src, at, dt));
-    else out.setInt(o, loadInt(src, at, dt));
+    if (ir::isFloating(dt))
+      out.setDouble(o, loadFloat(src, at, dt));
+    else
+      out.setInt(o, loadInt(src, at, dt));
   });
   return single(std::move(out));
 }
@@ -161,9 +165,12 @@ Outputs clampKernel(const RefKernelContext& c) {
     hi = roundToFloatType(pw::scalarDouble(c.attr("max")), dt);
     hiI = wrapToIntType(pw::scalarInt(c.attr("max")), dt);
   }
-  return runUnary(
-      c, [&](double x) { return clampF(x, hasLo ? &lo : nullptr, hasHi ? &hi : nullptr); },
-      [&](int64_t x) { return clampI(x, hasLo ? &loI : nullptr, hasHi ? &hiI : nullptr); });
+  // As in PyTorch: with both bounds a NaN bound gives NaN; a single bound (clamp_min /
+  // clamp_max) is a plain comparison, so a NaN bound leaves x unchanged.
+  UnaryF f = [&](double x) { return clampF(x, &lo, &hi); };
+  if (!hasHi) f = [&](double x) { return x < lo ? lo : x; };
+  if (!hasLo) f = [&](double x) { return hi < x ? hi : x; };
+  return runUnary(c, f, [&](int64_t x) { return clampI(x, hasLo ? &loI : nullptr, hasHi ? &hiI : nullptr); });
 }
 
 Outputs clampTensorKernel(const RefKernelContext& c) {
@@ -173,7 +180,8 @@ Outputs clampTensorKernel(const RefKernelContext& c) {
   HostTensor out = c.makeOutput();
   DType dt = out.dtype();
   const auto& shape = out.shape();
-  std::array<std::vector<int64_t>, 3> strides{stridesOrZero(x, shape), stridesOrZero(lo, shape), stridesOrZero(hi, shape)};
+  std::array<std::vector<int64_t>, 3> strides{stridesOrZero(x, shape), stridesOrZero(lo, shape),
+                                              stridesOrZero(hi, shape)};
   pw::forEachStrided<3>(shape, strides, [&](int64_t o, const std::array<int64_t, 3>& off) {
     if (ir::isFloating(dt)) {
       double l = lo ? loadFloat(*lo, off[1], dt) : 0, h = hi ? loadFloat(*hi, off[2], dt) : 0;
@@ -192,15 +200,20 @@ Outputs maskedFillKernel(const RefKernelContext& c) {
   DType dt = out.dtype();
   const ir::Attribute& value = c.attr("value");
   HostTensor fill(dt, {});  // the value cast to self's dtype
-  if (ir::isFloating(dt)) fill.setDouble(0, roundToFloatType(pw::scalarDouble(value), dt));
-  else if (value.kind() == ir::Attribute::Kind::kFloat) fill.setInt(0, pw::floatToInt(pw::scalarDouble(value), dt));
-  else fill.setInt(0, pw::scalarInt(value));
+  if (ir::isFloating(dt))
+    fill.setDouble(0, roundToFloatType(pw::scalarDouble(value), dt));
+  else if (value.kind() == ir::Attribute::Kind::kFloat)
+    fill.setInt(0, pw::floatToInt(pw::scalarDouble(value), dt));
+  else
+    fill.setInt(0, pw::scalarInt(value));
   const auto& shape = out.shape();
   std::array<std::vector<int64_t>, 2> strides{pw::stridesFor(x, shape), pw::stridesFor(mask, shape)};
   pw::forEachStrided<2>(shape, strides, [&](int64_t o, const std::array<int64_t, 2>& off) {
     bool m = mask.ints()[static_cast<size_t>(off[1])] != 0;
-    if (ir::isFloating(dt)) out.setDouble(o, m ? fill.doubles()[0] : x.doubles()[static_cast<size_t>(off[0])]);
-    else out.setInt(o, m ? fill.ints()[0] : x.ints()[static_cast<size_t>(off[0])]);
+    if (ir::isFloating(dt))
+      out.setDouble(o, m ? fill.doubles()[0] : x.doubles()[static_cast<size_t>(off[0])]);
+    else
+      out.setInt(o, m ? fill.ints()[0] : x.ints()[static_cast<size_t>(off[0])]);
   });
   return single(std::move(out));
 }
@@ -210,8 +223,10 @@ Outputs toCopyKernel(const RefKernelContext& c) {
   HostTensor out = c.makeOutput();
   DType dt = out.dtype();
   for (int64_t k = 0; k < x.numel(); ++k) {
-    if (ir::isFloating(dt)) out.setDouble(k, loadFloat(x, k, dt));
-    else out.setInt(k, loadInt(x, k, dt));
+    if (ir::isFloating(dt))
+      out.setDouble(k, loadFloat(x, k, dt));
+    else
+      out.setInt(k, loadInt(x, k, dt));
   }
   return single(std::move(out));
 }
@@ -237,7 +252,8 @@ Outputs addcmulKernel(const RefKernelContext& c) {
   double v = roundToFloatType(pw::scalarDouble(c.attr("value")), pw::opmathType(dt));
   int64_t vi = pw::scalarInt(c.attr("value"));
   const auto& shape = out.shape();
-  std::array<std::vector<int64_t>, 3> strides{pw::stridesFor(x, shape), pw::stridesFor(t1, shape), pw::stridesFor(t2, shape)};
+  std::array<std::vector<int64_t>, 3> strides{pw::stridesFor(x, shape), pw::stridesFor(t1, shape),
+                                              pw::stridesFor(t2, shape)};
   pw::forEachStrided<3>(shape, strides, [&](int64_t o, const std::array<int64_t, 3>& off) {
     if (ir::isFloating(dt)) {
       out.setDouble(o, loadFloat(x, off[0], dt) + v * loadFloat(t1, off[1], dt) * loadFloat(t2, off[2], dt));

@@ -60,8 +60,10 @@ StatusOr<std::vector<HostTensor>> runBinary(const RefKernelContext& c, Compute m
     if (!fns.i) return internalError(c.schema().name + ": no integer kernel");
     forEachStrided<2>(out.shape(), strides, [&](int64_t o, const std::array<int64_t, 2>& off) {
       auto r = fns.i(loadInt(a, off[0], compute), loadInt(*b, off[1], compute));
-      if (r) out.setInt(o, *r);
-      else divByZero = true;
+      if (r)
+        out.setInt(o, *r);
+      else
+        divByZero = true;
     });
   }
   if (divByZero) return c.error("integer division by zero (ZeroDivisionError)");
@@ -161,8 +163,10 @@ Fns addFns(const RefKernelContext& c, int sign, bool reversed) {
     ai = wrapNeg(ai);
   }
   if (reversed)  // rsub: other - alpha * self
-    return {[af](double x, double y) { return y + af * x; }, total([ai](int64_t x, int64_t y) { return wrapAdd(y, wrapMul(ai, x)); })};
-  return {[af](double x, double y) { return x + af * y; }, total([ai](int64_t x, int64_t y) { return wrapAdd(x, wrapMul(ai, y)); })};
+    return {[af](double x, double y) { return y + af * x; },
+            total([ai](int64_t x, int64_t y) { return wrapAdd(y, wrapMul(ai, x)); })};
+  return {[af](double x, double y) { return x + af * y; },
+          total([ai](int64_t x, int64_t y) { return wrapAdd(x, wrapMul(ai, y)); })};
 }
 
 using MakeFns = std::function<Fns(const RefKernelContext&)>;
@@ -177,7 +181,8 @@ void addFixed(RefKernelTable& t, const char* name, Compute mode, FloatFn f, IntF
 }
 
 Fns compareFns(const std::function<bool(double, double)>& f, const std::function<bool(int64_t, int64_t)>& i) {
-  return {[f](double x, double y) { return f(x, y) ? 1.0 : 0.0; }, total([i](int64_t x, int64_t y) -> int64_t { return i(x, y) ? 1 : 0; })};
+  return {[f](double x, double y) { return f(x, y) ? 1.0 : 0.0; },
+          total([i](int64_t x, int64_t y) -> int64_t { return i(x, y) ? 1 : 0; })};
 }
 
 }  // namespace
@@ -191,10 +196,12 @@ void registerPointwiseBinaryKernels(RefKernelTable& t) {
   addBinary(t, "aten.rsub.Scalar", R, [](const RefKernelContext& c) { return addFns(c, -1, true); });
   for (const char* n : {"aten.mul.Tensor", "aten.mul.Scalar"})
     addFixed(t, n, R, [](double x, double y) { return x * y; }, total(wrapMul));
-  for (const char* n : {"aten.div.Tensor", "aten.div.Scalar"}) addFixed(t, n, R, [](double x, double y) { return x / y; }, nullptr);
+  for (const char* n : {"aten.div.Tensor", "aten.div.Scalar"})
+    addFixed(t, n, R, [](double x, double y) { return x / y; }, nullptr);
   addBinary(t, "aten.div.Tensor_mode", R, [](const RefKernelContext& c) -> Fns {
     if (c.isNone("rounding_mode")) return {[](double x, double y) { return x / y; }, nullptr};
-    if (c.getString("rounding_mode") == "trunc") return {[](double x, double y) { return std::trunc(x / y); }, truncDivI};
+    if (c.getString("rounding_mode") == "trunc")
+      return {[](double x, double y) { return std::trunc(x / y); }, truncDivI};
     return {floorDivF, floorDivI};
   });
   addFixed(t, "aten.pow.Tensor_Tensor", R, [](double x, double y) { return std::pow(x, y); }, total(powI));
@@ -202,7 +209,8 @@ void registerPointwiseBinaryKernels(RefKernelTable& t) {
     double e = scalarDouble(c.attr("exponent"));
     if (ir::isFloating(c.outDType())) e = roundToFloatType(e, opmathType(c.outDType()));
     int64_t ei = scalarInt(c.attr("exponent"));
-    return {[e](double x, double) { return powScalarF(x, e); }, total([ei](int64_t x, int64_t) { return powI(x, ei); })};
+    return {[e](double x, double) { return powScalarF(x, e); },
+            total([ei](int64_t x, int64_t) { return powI(x, ei); })};
   });
   addFixed(t, "aten.maximum", R, maxF, total([](int64_t x, int64_t y) { return x < y ? y : x; }));
   addFixed(t, "aten.minimum", R, minF, total([](int64_t x, int64_t y) { return y < x ? y : x; }));

@@ -26,7 +26,7 @@ inline int64_t floatToInt(double v, DType to) {
     default: {
       double t = std::trunc(v);
       int64_t x = (std::isnan(t) || t >= 2147483648.0 || t < -2147483648.0) ? std::numeric_limits<int32_t>::min()
-                                                                              : static_cast<int64_t>(t);
+                                                                            : static_cast<int64_t>(t);
       return wrapToIntType(x, to);
     }
   }
@@ -46,9 +46,15 @@ inline int64_t loadInt(const HostTensor& t, int64_t i, DType to) {
 }
 
 /// Two's complement arithmetic on int64 without undefined behaviour.
-inline int64_t wrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-inline int64_t wrapSub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
-inline int64_t wrapMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+inline int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+inline int64_t wrapSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+inline int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 inline int64_t wrapNeg(int64_t a) { return static_cast<int64_t>(0 - static_cast<uint64_t>(a)); }
 
 /// A Scalar attribute as an integer (bool 0/1, floats truncated).
@@ -77,7 +83,8 @@ inline HostTensor scalarTensor(const ir::Attribute& a) {
 }
 
 /// torch.result_type over concrete tensors and Scalar attributes (as inference computes it).
-inline DType resultTypeOf(const std::vector<const HostTensor*>& tensors, const std::vector<const ir::Attribute*>& scalars) {
+inline DType resultTypeOf(const std::vector<const HostTensor*>& tensors,
+                          const std::vector<const ir::Attribute*>& scalars) {
   std::vector<ir::TensorType> types;
   types.reserve(tensors.size());
   for (const HostTensor* t : tensors) {

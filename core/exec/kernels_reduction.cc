@@ -91,7 +91,8 @@ Outputs meanKernel(const RefKernelContext& c) {
   HostTensor out = c.makeOutput();
   std::vector<double> acc(static_cast<size_t>(p.outNumel), 0.0);
   forEachReduced(x, p, [&](int64_t i, int64_t o) { acc[static_cast<size_t>(o)] += loadFloat(x, i, out.dtype()); });
-  for (int64_t o = 0; o < p.outNumel; ++o) out.setDouble(o, acc[static_cast<size_t>(o)] / static_cast<double>(p.groupSize));
+  for (int64_t o = 0; o < p.outNumel; ++o)
+    out.setDouble(o, acc[static_cast<size_t>(o)] / static_cast<double>(p.groupSize));
   return single(std::move(out));
 }
 
@@ -140,9 +141,12 @@ DimSplit splitAt(const HostTensor& x, const std::vector<bool>& mask) {
   size_t d = 0;
   while (!mask[d]) ++d;
   for (size_t k = 0; k < mask.size(); ++k) {
-    if (k < d) s.outer *= x.shape()[k];
-    else if (k == d) s.n = x.shape()[k];
-    else s.inner *= x.shape()[k];
+    if (k < d)
+      s.outer *= x.shape()[k];
+    else if (k == d)
+      s.n = x.shape()[k];
+    else
+      s.inner *= x.shape()[k];
   }
   return s;
 }
@@ -161,16 +165,19 @@ Outputs argExtremeKernel(const RefKernelContext& c, bool isMax, bool withValues)
       int64_t base = o * s.n * s.inner + i, best = 0;
       for (int64_t k = 1; k < s.n; ++k) {
         int64_t at = base + k * s.inner, cur = base + best * s.inner;
-        bool better = x.isFloating() ? betterF(x.doubles()[static_cast<size_t>(at)], x.doubles()[static_cast<size_t>(cur)], isMax)
-                                     : betterI(x.ints()[static_cast<size_t>(at)], x.ints()[static_cast<size_t>(cur)], isMax);
+        bool better = x.isFloating()
+                          ? betterF(x.doubles()[static_cast<size_t>(at)], x.doubles()[static_cast<size_t>(cur)], isMax)
+                          : betterI(x.ints()[static_cast<size_t>(at)], x.ints()[static_cast<size_t>(cur)], isMax);
         if (better) best = k;
       }
       int64_t outIdx = o * s.inner + i;
       indices.setInt(outIdx, best);
       if (withValues) {
         int64_t src = base + best * s.inner;
-        if (x.isFloating()) outs[0].setDouble(outIdx, x.doubles()[static_cast<size_t>(src)]);
-        else outs[0].setInt(outIdx, x.ints()[static_cast<size_t>(src)]);
+        if (x.isFloating())
+          outs[0].setDouble(outIdx, x.doubles()[static_cast<size_t>(src)]);
+        else
+          outs[0].setInt(outIdx, x.ints()[static_cast<size_t>(src)]);
       }
     }
   }
@@ -185,7 +192,8 @@ Outputs varKernel(const RefKernelContext& c, bool takeSqrt) {
   double correction = c.isNone("correction") ? 1.0 : pw::scalarDouble(c.attr("correction"));
   auto n = static_cast<size_t>(p.outNumel);
   std::vector<double> mean(n, 0.0), m2(n, 0.0);
-  forEachReduced(x, p, [&](int64_t i, int64_t o) { mean[static_cast<size_t>(o)] += x.doubles()[static_cast<size_t>(i)]; });
+  forEachReduced(x, p,
+                 [&](int64_t i, int64_t o) { mean[static_cast<size_t>(o)] += x.doubles()[static_cast<size_t>(i)]; });
   for (double& m : mean) m /= static_cast<double>(p.groupSize);
   forEachReduced(x, p, [&](int64_t i, int64_t o) {
     double d = x.doubles()[static_cast<size_t>(i)] - mean[static_cast<size_t>(o)];
@@ -253,7 +261,9 @@ Outputs logsumexpKernel(const RefKernelContext& c) {
   });
   for (double& m : mx)
     if (std::isinf(m)) m = 0.0;
-  forEachReduced(x, p, [&](int64_t i, int64_t o) { sum[static_cast<size_t>(o)] += std::exp(loadFloat(x, i, dt) - mx[static_cast<size_t>(o)]); });
+  forEachReduced(x, p, [&](int64_t i, int64_t o) {
+    sum[static_cast<size_t>(o)] += std::exp(loadFloat(x, i, dt) - mx[static_cast<size_t>(o)]);
+  });
   for (size_t o = 0; o < n; ++o) out.setDouble(static_cast<int64_t>(o), std::log(sum[o]) + mx[o]);
   return single(std::move(out));
 }
@@ -266,16 +276,20 @@ void registerReductionKernels(RefKernelTable& t) {
   for (const char* n : {"aten.prod.dim_int", "aten.prod"})
     t.add(n, [](const RefKernelContext& c) { return accumulateKernel(c, true); });
   for (const char* n : {"aten.mean.dim", "aten.mean"}) t.add(n, meanKernel);
-  for (const char* n : {"aten.amax", "aten.max"}) t.add(n, [](const RefKernelContext& c) { return extremeKernel(c, true); });
-  for (const char* n : {"aten.amin", "aten.min"}) t.add(n, [](const RefKernelContext& c) { return extremeKernel(c, false); });
+  for (const char* n : {"aten.amax", "aten.max"})
+    t.add(n, [](const RefKernelContext& c) { return extremeKernel(c, true); });
+  for (const char* n : {"aten.amin", "aten.min"})
+    t.add(n, [](const RefKernelContext& c) { return extremeKernel(c, false); });
   t.add("aten.max.dim", [](const RefKernelContext& c) { return argExtremeKernel(c, true, true); });
   t.add("aten.min.dim", [](const RefKernelContext& c) { return argExtremeKernel(c, false, true); });
   t.add("aten.argmax", [](const RefKernelContext& c) { return argExtremeKernel(c, true, false); });
   t.add("aten.argmin", [](const RefKernelContext& c) { return argExtremeKernel(c, false, false); });
   t.add("aten.var.correction", [](const RefKernelContext& c) { return varKernel(c, false); });
   t.add("aten.std.correction", [](const RefKernelContext& c) { return varKernel(c, true); });
-  for (const char* n : {"aten.any.dim", "aten.any"}) t.add(n, [](const RefKernelContext& c) { return anyAllKernel(c, true); });
-  for (const char* n : {"aten.all.dim", "aten.all"}) t.add(n, [](const RefKernelContext& c) { return anyAllKernel(c, false); });
+  for (const char* n : {"aten.any.dim", "aten.any"})
+    t.add(n, [](const RefKernelContext& c) { return anyAllKernel(c, true); });
+  for (const char* n : {"aten.all.dim", "aten.all"})
+    t.add(n, [](const RefKernelContext& c) { return anyAllKernel(c, false); });
   t.add("aten.cumsum", cumsumKernel);
   t.add("aten.logsumexp", logsumexpKernel);
 }

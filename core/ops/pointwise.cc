@@ -15,26 +15,55 @@ std::optional<std::string> scalarOverflow(const ir::Attribute& value, ir::DType 
   if (value.kind() == ir::Attribute::Kind::kBool || dtype == DType::kBool) return std::nullopt;
   double lo = 0, hi = 0;
   switch (dtype) {
-    case DType::kU8: lo = 0; hi = 255; break;
-    case DType::kI8: lo = -128; hi = 127; break;
-    case DType::kI16: lo = -32768; hi = 32767; break;
-    case DType::kI32: lo = -2147483648.0; hi = 2147483647.0; break;
-    case DType::kI64: lo = -9223372036854775808.0; hi = 9223372036854775807.0; break;
-    case DType::kF16: lo = -65504.0; hi = 65504.0; break;
-    case DType::kBF16: lo = -3.38953139e38; hi = 3.38953139e38; break;
-    case DType::kF32: lo = -static_cast<double>(std::numeric_limits<float>::max()); hi = -lo; break;
+    case DType::kU8:
+      lo = 0;
+      hi = 255;
+      break;
+    case DType::kI8:
+      lo = -128;
+      hi = 127;
+      break;
+    case DType::kI16:
+      lo = -32768;
+      hi = 32767;
+      break;
+    case DType::kI32:
+      lo = -2147483648.0;
+      hi = 2147483647.0;
+      break;
+    case DType::kI64:
+      lo = -9223372036854775808.0;
+      hi = 9223372036854775807.0;
+      break;
+    case DType::kF16:
+      lo = -65504.0;
+      hi = 65504.0;
+      break;
+    case DType::kBF16:
+      lo = -3.38953139e38;
+      hi = 3.38953139e38;
+      break;
+    case DType::kF32:
+      lo = -static_cast<double>(std::numeric_limits<float>::max());
+      hi = -lo;
+      break;
     default: return std::nullopt;  // f64 holds every scalar
   }
   bool overflow = false;
   if (auto i = value.asInt(); i && value.kind() == ir::Attribute::Kind::kInt) {
     int64_t v = *i;
-    if (dtype == DType::kI64) overflow = false;
-    else if (dtype == DType::kU8) overflow = v > 255 || (v < 0 && -static_cast<uint64_t>(v) > 255u);  // wraps allowed
-    else overflow = static_cast<double>(v) < lo || static_cast<double>(v) > hi;
+    if (dtype == DType::kI64)
+      overflow = false;
+    else if (dtype == DType::kU8)
+      overflow = v > 255 || (v < 0 && -static_cast<uint64_t>(v) > 255u);  // wraps allowed
+    else
+      overflow = static_cast<double>(v) < lo || static_cast<double>(v) > hi;
   } else if (auto d = value.asDouble()) {
     double v = *d;
-    if (ir::isFloating(dtype)) overflow = !std::isinf(v) && !std::isnan(v) && (v < lo || v > hi);
-    else overflow = std::isnan(v) || v < lo || v > hi;
+    if (ir::isFloating(dtype))
+      overflow = !std::isinf(v) && !std::isnan(v) && (v < lo || v > hi);
+    else
+      overflow = std::isnan(v) || v < lo || v > hi;
   }
   if (!overflow) return std::nullopt;
   return "value " + value.toString() + " cannot be converted to " + dtypeStr(dtype) + " without overflow";

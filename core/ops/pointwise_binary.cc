@@ -15,17 +15,17 @@ using ir::TensorType;
 using Types = StatusOr<std::vector<TensorType>>;
 
 enum class BinaryKind {
-  kAdd,       ///< a + alpha * b
-  kSub,       ///< a - alpha * b (no bool operands)
-  kMul,       ///< a * b
-  kTrueDiv,   ///< integer results promote to the default float (div, atan2)
-  kDivMode,   ///< div with rounding_mode none / "trunc" / "floor"
-  kPow,       ///< a ** b
-  kMinMax,    ///< maximum, minimum
-  kMod,       ///< fmod, remainder (no bool)
-  kBitwise,   ///< integer or bool only
-  kLogical,   ///< bool result from truthiness
-  kCompare,   ///< bool result, compared in the promoted dtype
+  kAdd,      ///< a + alpha * b
+  kSub,      ///< a - alpha * b (no bool operands)
+  kMul,      ///< a * b
+  kTrueDiv,  ///< integer results promote to the default float (div, atan2)
+  kDivMode,  ///< div with rounding_mode none / "trunc" / "floor"
+  kPow,      ///< a ** b
+  kMinMax,   ///< maximum, minimum
+  kMod,      ///< fmod, remainder (no bool)
+  kBitwise,  ///< integer or bool only
+  kLogical,  ///< bool result from truthiness
+  kCompare,  ///< bool result, compared in the promoted dtype
 };
 
 struct BinaryOp {
@@ -35,9 +35,11 @@ struct BinaryOp {
 };
 
 const BinaryOp kBinaryOps[] = {
-    {"aten.add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", BinaryKind::kAdd, "self + alpha * other"},
+    {"aten.add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", BinaryKind::kAdd,
+     "self + alpha * other"},
     {"aten.add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", BinaryKind::kAdd, "self + alpha * other"},
-    {"aten.sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", BinaryKind::kSub, "self - alpha * other"},
+    {"aten.sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", BinaryKind::kSub,
+     "self - alpha * other"},
     {"aten.sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", BinaryKind::kSub, "self - alpha * other"},
     {"aten.rsub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor", BinaryKind::kSub, "other - alpha * self"},
     {"aten.mul.Tensor(Tensor self, Tensor other) -> Tensor", BinaryKind::kMul, "self * other"},
@@ -51,9 +53,12 @@ const BinaryOp kBinaryOps[] = {
     {"aten.maximum(Tensor self, Tensor other) -> Tensor", BinaryKind::kMinMax, "elementwise max, NaN propagates"},
     {"aten.minimum(Tensor self, Tensor other) -> Tensor", BinaryKind::kMinMax, "elementwise min, NaN propagates"},
     {"aten.fmod.Tensor(Tensor self, Tensor other) -> Tensor", BinaryKind::kMod, "C remainder (sign of self)"},
-    {"aten.remainder.Tensor(Tensor self, Tensor other) -> Tensor", BinaryKind::kMod, "Python remainder (sign of other)"},
-    {"aten.remainder.Scalar(Tensor self, Scalar other) -> Tensor", BinaryKind::kMod, "Python remainder (sign of other)"},
-    {"aten.atan2(Tensor self, Tensor other) -> Tensor", BinaryKind::kTrueDiv, "atan(self / other) in the right quadrant"},
+    {"aten.remainder.Tensor(Tensor self, Tensor other) -> Tensor", BinaryKind::kMod,
+     "Python remainder (sign of other)"},
+    {"aten.remainder.Scalar(Tensor self, Scalar other) -> Tensor", BinaryKind::kMod,
+     "Python remainder (sign of other)"},
+    {"aten.atan2(Tensor self, Tensor other) -> Tensor", BinaryKind::kTrueDiv,
+     "atan(self / other) in the right quadrant"},
     {"aten.bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", BinaryKind::kBitwise, "self & other"},
     {"aten.bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", BinaryKind::kBitwise, "self | other"},
     {"aten.bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", BinaryKind::kBitwise, "self ^ other"},
@@ -108,15 +113,18 @@ ir::InferFn binaryInfer(BinaryKind kind) {
     if (b) {
       ASSIGN_OR_RETURN(shape, ir::broadcastShapes(a.shape, b->shape, ctx.assumptions()));
     }
-    DType common = ir::resultType({PromotionOperand{&a, nullptr}, b ? PromotionOperand{b, nullptr} : PromotionOperand{nullptr, s}});
+    DType common = ir::resultType(
+        {PromotionOperand{&a, nullptr}, b ? PromotionOperand{b, nullptr} : PromotionOperand{nullptr, s}});
     const std::string operands = " (" + describeOperands(a, b, s) + ")";
     DType out = common;
     switch (kind) {
       case BinaryKind::kAdd: RETURN_IF_ERROR(checkAlpha(ctx, common)); break;
       case BinaryKind::kSub: {
-        bool anyBool = a.dtype == DType::kBool || (b && b->dtype == DType::kBool) ||
-                       (s && s->kind() == Attribute::Kind::kBool);
-        if (anyBool) return ctx.error("subtraction with a bool operand is not supported (use logical_not / logical_xor)" + operands);
+        bool anyBool =
+            a.dtype == DType::kBool || (b && b->dtype == DType::kBool) || (s && s->kind() == Attribute::Kind::kBool);
+        if (anyBool)
+          return ctx.error("subtraction with a bool operand is not supported (use logical_not / logical_xor)" +
+                           operands);
         RETURN_IF_ERROR(checkAlpha(ctx, common));
         break;
       }
@@ -133,7 +141,8 @@ ir::InferFn binaryInfer(BinaryKind kind) {
         std::string m = ctx.getString("rounding_mode");
         if (m != "trunc" && m != "floor")
           return ctx.error("rounding_mode must be none, \"trunc\" or \"floor\", got \"" + m + "\"");
-        if (common == DType::kBool) return ctx.error("division with rounding_mode \"" + m + "\" does not support bool" + operands);
+        if (common == DType::kBool)
+          return ctx.error("division with rounding_mode \"" + m + "\" does not support bool" + operands);
         break;
       }
       case BinaryKind::kPow:

@@ -67,7 +67,8 @@ TEST(PointwiseBinary, AlphaAndBoolChecks) {
   expectError(runErr("aten.sub.Scalar", {&f}, {{"other", aB(true)}}), {"subtraction", "bool"});
   expectError(runErr("aten.rsub.Scalar", {&i}, {{"other", aI(1)}, {"alpha", aF(0.5)}}), {"alpha"});
   // A float alpha is fine when the result is floating (i32 + 1.5 is f32).
-  expectDoubles(run1("aten.add.Scalar", {&i}, {{"other", aF(1.5)}, {"alpha", aF(2.5)}}), DType::kF32, {2}, {4.75, 5.75});
+  expectDoubles(run1("aten.add.Scalar", {&i}, {{"other", aF(1.5)}, {"alpha", aF(2.5)}}), DType::kF32, {2},
+                {4.75, 5.75});
   HostTensor c = D({3}, {1, 2, 3});
   expectError(runErr("aten.add.Tensor", {&f, &c}), {"shapes [2] and [3] do not broadcast"});
 }

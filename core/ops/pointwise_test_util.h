@@ -26,11 +26,15 @@ inline const std::shared_ptr<const ir::Context>& ctx() {
 inline HostTensor F(DType dt, std::vector<int64_t> shape, const std::vector<double>& v) {
   return HostTensor::fromDoubles(dt, std::move(shape), v);
 }
-inline HostTensor D(std::vector<int64_t> shape, const std::vector<double>& v) { return F(DType::kF64, std::move(shape), v); }
+inline HostTensor D(std::vector<int64_t> shape, const std::vector<double>& v) {
+  return F(DType::kF64, std::move(shape), v);
+}
 inline HostTensor I(DType dt, std::vector<int64_t> shape, const std::vector<int64_t>& v) {
   return HostTensor::fromInts(dt, std::move(shape), v);
 }
-inline HostTensor B(std::vector<int64_t> shape, const std::vector<int64_t>& v) { return I(DType::kBool, std::move(shape), v); }
+inline HostTensor B(std::vector<int64_t> shape, const std::vector<int64_t>& v) {
+  return I(DType::kBool, std::move(shape), v);
+}
 
 inline Attribute aI(int64_t v) { return Attribute::fromInt(v); }
 inline Attribute aF(double v) { return Attribute::fromFloat(v); }
@@ -40,7 +44,8 @@ inline Attribute aT(DType v) { return Attribute::fromDType(v); }
 inline Attribute aL(const std::vector<int64_t>& v) { return Attribute::fromInts(v); }
 
 /// Runs `op` and returns all outputs (failing the test, and returning empty, on error).
-inline std::vector<HostTensor> runAll(const std::string& op, const std::vector<const HostTensor*>& ins, const AttrMap& attrs = {}) {
+inline std::vector<HostTensor> runAll(const std::string& op, const std::vector<const HostTensor*>& ins,
+                                      const AttrMap& attrs = {}) {
   auto r = exec::runOp(ctx(), op, ins, attrs);
   EXPECT_TRUE(r.isOk()) << op << ": " << r.status().toString();
   if (!r.isOk()) return {};
@@ -63,7 +68,8 @@ inline Status runErr(const std::string& op, const std::vector<const HostTensor*>
 /// Checks the status is an error whose message contains every fragment.
 inline void expectError(const Status& s, const std::vector<std::string>& fragments) {
   EXPECT_FALSE(s.isOk());
-  for (const auto& f : fragments) EXPECT_NE(s.message().find(f), std::string::npos) << "'" << f << "' not in: " << s.message();
+  for (const auto& f : fragments)
+    EXPECT_NE(s.message().find(f), std::string::npos) << "'" << f << "' not in: " << s.message();
 }
 
 inline void expectType(const HostTensor& t, DType dt, const std::vector<int64_t>& shape) {
@@ -72,7 +78,8 @@ inline void expectType(const HostTensor& t, DType dt, const std::vector<int64_t>
 }
 
 /// Exact float comparison: NaN matches NaN, zeros must have the same sign.
-inline void expectDoubles(const HostTensor& t, DType dt, const std::vector<int64_t>& shape, const std::vector<double>& want) {
+inline void expectDoubles(const HostTensor& t, DType dt, const std::vector<int64_t>& shape,
+                          const std::vector<double>& want) {
   expectType(t, dt, shape);
   ASSERT_EQ(t.numel(), static_cast<int64_t>(want.size()));
   for (size_t i = 0; i < want.size(); ++i) {
@@ -87,17 +94,21 @@ inline void expectDoubles(const HostTensor& t, DType dt, const std::vector<int64
 }
 
 /// Float comparison within 4 ulps (for transcendental results).
-inline void expectNear(const HostTensor& t, DType dt, const std::vector<int64_t>& shape, const std::vector<double>& want) {
+inline void expectNear(const HostTensor& t, DType dt, const std::vector<int64_t>& shape,
+                       const std::vector<double>& want) {
   expectType(t, dt, shape);
   ASSERT_EQ(t.numel(), static_cast<int64_t>(want.size()));
   for (size_t i = 0; i < want.size(); ++i) {
     double got = t.getDouble(static_cast<int64_t>(i));
-    if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got)) << "element " << i;
-    else EXPECT_DOUBLE_EQ(got, want[i]) << "element " << i;
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(got)) << "element " << i;
+    else
+      EXPECT_DOUBLE_EQ(got, want[i]) << "element " << i;
   }
 }
 
-inline void expectInts(const HostTensor& t, DType dt, const std::vector<int64_t>& shape, const std::vector<int64_t>& want) {
+inline void expectInts(const HostTensor& t, DType dt, const std::vector<int64_t>& shape,
+                       const std::vector<int64_t>& want) {
   expectType(t, dt, shape);
   EXPECT_EQ(t.ints(), want);
 }

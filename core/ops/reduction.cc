@@ -14,15 +14,15 @@ using ir::TensorType;
 using Types = StatusOr<std::vector<TensorType>>;
 
 enum class ReductionKind {
-  kSum,        ///< integer and bool inputs accumulate in i64 unless dtype is given
-  kMean,       ///< floating only (or a floating dtype)
-  kExtreme,    ///< amax / amin / max / min: same dtype, empty reduced dims are an error
-  kExtremeDim, ///< max.dim / min.dim: (values, i64 indices)
-  kArg,        ///< argmax / argmin: i64 indices, bool not supported
-  kVar,        ///< var / std: floating only, same dtype
-  kAnyAll,     ///< bool result (u8 for u8 input)
-  kCumsum,     ///< same shape, dtype as kSum
-  kLogsumexp,  ///< integer inputs promote to the default float
+  kSum,         ///< integer and bool inputs accumulate in i64 unless dtype is given
+  kMean,        ///< floating only (or a floating dtype)
+  kExtreme,     ///< amax / amin / max / min: same dtype, empty reduced dims are an error
+  kExtremeDim,  ///< max.dim / min.dim: (values, i64 indices)
+  kArg,         ///< argmax / argmin: i64 indices, bool not supported
+  kVar,         ///< var / std: floating only, same dtype
+  kAnyAll,      ///< bool result (u8 for u8 input)
+  kCumsum,      ///< same shape, dtype as kSum
+  kLogsumexp,   ///< integer inputs promote to the default float
 };
 
 struct ReductionOp {
@@ -75,8 +75,10 @@ const ReductionOp kReductionOps[] = {
 ir::Shape reducedShape(const ir::Shape& shape, const std::vector<bool>& mask, bool keepdim) {
   ir::Shape out;
   for (size_t d = 0; d < shape.size(); ++d) {
-    if (!mask[d]) out.push_back(shape[d]);
-    else if (keepdim) out.push_back(1);
+    if (!mask[d])
+      out.push_back(shape[d]);
+    else if (keepdim)
+      out.push_back(1);
   }
   return out;
 }
@@ -112,12 +114,11 @@ ir::InferFn reductionInfer(ReductionKind kind) {
           return pw::one(dt, shape);
         }
         if (!ir::isFloating(x.dtype))
-          return ctx.error("cannot infer the output dtype: input must be floating-point (or pass a floating dtype)" + got);
+          return ctx.error("cannot infer the output dtype: input must be floating-point (or pass a floating dtype)" +
+                           got);
         return pw::one(x.dtype, shape);
       }
-      case ReductionKind::kExtreme:
-        RETURN_IF_ERROR(checkNonEmpty(ctx, x, mask));
-        return pw::one(x.dtype, shape);
+      case ReductionKind::kExtreme: RETURN_IF_ERROR(checkNonEmpty(ctx, x, mask)); return pw::one(x.dtype, shape);
       case ReductionKind::kExtremeDim:
         RETURN_IF_ERROR(checkNonEmpty(ctx, x, mask));
         return std::vector<TensorType>{pw::tensorOf(x.dtype, shape), pw::tensorOf(DType::kI64, shape)};
@@ -130,8 +131,7 @@ ir::InferFn reductionInfer(ReductionKind kind) {
         return pw::one(x.dtype, shape);
       case ReductionKind::kAnyAll: return pw::one(x.dtype == DType::kU8 ? DType::kU8 : DType::kBool, shape);
       case ReductionKind::kCumsum: return pw::one(accumulateDType(ctx, x.dtype), x.shape);
-      case ReductionKind::kLogsumexp:
-        return pw::one(ir::isFloating(x.dtype) ? x.dtype : ir::kDefaultFloat, shape);
+      case ReductionKind::kLogsumexp: return pw::one(ir::isFloating(x.dtype) ? x.dtype : ir::kDefaultFloat, shape);
     }
     return ctx.error("unknown reduction kind");
   };
