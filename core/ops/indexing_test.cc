@@ -197,5 +197,25 @@ TEST(IndexPut, WriteAccumulateAndBroadcast) {
   EXPECT_CONTAINS(runError("aten.index_put", {&x, &s, &oob}), "index 5 is out of bounds for dimension 0 with size 5");
 }
 
+TEST(Indexing, LargeTensorsAreFast) {
+  HostTensor x = iota(F32, {256, 1024});
+  HostTensor idx(I64, {256, 1024});
+  for (int64_t i = 0; i < idx.numel(); ++i) idx.ints()[static_cast<size_t>(i)] = (i * 7) % 1024;
+  HostTensor g = run1("aten.gather", {&x, &idx}, {{"dim", A(1)}});
+  EXPECT_EQ(g.getDouble(1024 + 3), 1024 + (1027 * 7) % 1024);
+  HostTensor s = run1("aten.scatter_add", {&x, &idx, &x}, {{"dim", A(1)}});
+  EXPECT_EQ(s.shape(), x.shape());
+  HostTensor rows(I64, {512});
+  for (int64_t i = 0; i < 512; ++i) rows.ints()[static_cast<size_t>(i)] = 255 - i % 256;
+  HostTensor r = run1("aten.index.Tensor", {&x, &rows});
+  EXPECT_EQ(r.getDouble(1024 + 5), 254 * 1024 + 5);
+  HostTensor p = run1("aten.index_put", {&x, &r, &rows}, {{"accumulate", Ab(true)}});
+  EXPECT_EQ(p.getDouble(255 * 1024), 3 * 255 * 1024);
+  HostTensor e = run1("aten.embedding", {&x, &rows});
+  EXPECT_EQ(e.shape(), (std::vector<int64_t>{512, 1024}));
+  HostTensor c = run1("aten.cat", {&x, &x}, {{"dim", A(1)}});
+  EXPECT_EQ(c.getDouble(2048 + 1024), 1024);
+}
+
 }  // namespace
 }  // namespace plugsdk::ops::testing
