@@ -34,9 +34,9 @@ class HostTensor {
   double getDouble(int64_t i) const { return isFloating() ? f_[static_cast<size_t>(i)] : static_cast<double>(i_[static_cast<size_t>(i)]); }
   /// Element i as an integer (floats truncated toward zero, as a C cast).
   int64_t getInt(int64_t i) const;
-  /// Stores v converted to the dtype: rounded to f16/bf16/f32 precision for those types
-  /// only if `round` (the reference keeps float64 precision for intermediate values),
-  /// truncated and wrapped for integers, v != 0 for bool.
+  /// Stores v converted to the dtype: floating types keep the full float64 value (the
+  /// reference keeps float64 precision between ops; casts round explicitly with
+  /// roundToFloatType), integers are truncated and wrapped, bool is v != 0.
   void setDouble(int64_t i, double v);
   /// Stores an integer, wrapped to the dtype (or converted for floating types).
   void setInt(int64_t i, int64_t v);

@@ -98,7 +98,7 @@ bool kindFits(Attribute::Kind k, ArgType t) {
     case ArgType::kIntList: return k == K::kIntList;
     case ArgType::kFloat: return k == K::kFloat || k == K::kInt;
     case ArgType::kFloatList: return k == K::kFloatList || k == K::kIntList;
-    case ArgType::kScalar: return k == K::kInt || k == K::kFloat || k == K::kBool;
+    case ArgType::kScalar: return k == K::kInt || k == K::kFloat || k == K::kBool || k == K::kSym;
     case ArgType::kBool: return k == K::kBool;
     case ArgType::kString: return k == K::kString;
     case ArgType::kDType: return k == K::kDType;

@@ -28,7 +28,7 @@ enum class ArgType {
   kIntList,         ///< int[] / SymInt[] (kIntList)
   kFloat,           ///< float       (kFloat or kInt)
   kFloatList,       ///< float[]
-  kScalar,          ///< Scalar      (kInt, kFloat or kBool)
+  kScalar,          ///< Scalar      (kInt, kFloat, kBool, or kSym: a symbolic integer)
   kBool,            ///< bool
   kString,          ///< str
   kDType,           ///< ScalarType
