@@ -1,6 +1,7 @@
 // Reference kernels of the backward ops (float64 / exact integers): activation, softmax and
 // loss gradients and the embedding gradient. Norms, convolution, pooling: kernels_backward_nn.cc.
 #include <cmath>
+#include <optional>
 #include <string>
 
 #include "core/exec/kernel_utils.h"
@@ -17,10 +18,15 @@ using Outputs = std::vector<HostTensor>;
 
 /// A Scalar attribute converted to the compute dtype `dt`, as PyTorch converts it before
 /// comparing or multiplying (rounded to f32/f16/bf16 precision; truncated for integers).
-double scalarIn(const RefKernelContext& ctx, const std::string& name, DType dt) {
+/// A symbolic integer is evaluated with the bound size symbols.
+StatusOr<double> scalarIn(const RefKernelContext& ctx, const std::string& name, DType dt) {
   const ir::Attribute& a = ctx.attr(name);
-  if (ir::isFloating(dt)) return roundToFloatType(ctx.getFloat(name), dt);
-  if (auto i = a.asInt()) return static_cast<double>(wrapToIntType(*i, dt));
+  std::optional<int64_t> i = a.asInt();
+  if (a.kind() == ir::Attribute::Kind::kSym) {
+    ASSIGN_OR_RETURN(i, ctx.evalInt(name));
+  }
+  if (ir::isFloating(dt)) return roundToFloatType(i ? static_cast<double>(*i) : ctx.getFloat(name), dt);
+  if (i) return static_cast<double>(wrapToIntType(*i, dt));
   return static_cast<double>(doubleToIntType(ctx.getFloat(name), dt));
 }
 
@@ -47,7 +53,7 @@ StatusOr<Outputs> pointwiseGrad(const RefKernelContext& ctx, F f) {
 
 StatusOr<Outputs> thresholdBackward(const RefKernelContext& ctx) {
   DType dt = ctx.outDType();
-  double th = scalarIn(ctx, "threshold", dt);
+  ASSIGN_OR_RETURN(double th, scalarIn(ctx, "threshold", dt));
   if (ir::isFloating(dt)) return pointwiseGrad(ctx, [th](double g, double x) { return x <= th ? 0.0 : g; });
   // Integer tensors: exact int64 values (both inputs are integral when the result is).
   const HostTensor& g = *ctx.input(0);
@@ -87,12 +93,15 @@ StatusOr<Outputs> geluBackward(const RefKernelContext& ctx) {
 
 StatusOr<Outputs> hardtanhBackward(const RefKernelContext& ctx) {
   DType dt = ctx.outDType();
-  double lo = scalarIn(ctx, "min_val", dt), hi = scalarIn(ctx, "max_val", dt);
-  return pointwiseGrad(ctx, [=](double g, double x) { return (x <= lo || x >= hi) ? 0.0 : g; });
+  ASSIGN_OR_RETURN(double lo, scalarIn(ctx, "min_val", dt));
+  ASSIGN_OR_RETURN(double hi, scalarIn(ctx, "max_val", dt));
+  // Strictly inside (min_val, max_val) passes; NaN gives 0 as PyTorch's vectorized CPU kernel does
+  // (its scalar tail loop, used for the last few elements, passes NaN through instead).
+  return pointwiseGrad(ctx, [=](double g, double x) { return (x > lo && x < hi) ? g : 0.0; });
 }
 
 StatusOr<Outputs> leakyReluBackward(const RefKernelContext& ctx) {
-  double slope = scalarIn(ctx, "negative_slope", ctx.outDType());
+  ASSIGN_OR_RETURN(double slope, scalarIn(ctx, "negative_slope", ctx.outDType()));
   return pointwiseGrad(ctx, [=](double g, double x) { return x > 0 ? g : g * slope; });
 }
 

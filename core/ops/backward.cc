@@ -140,7 +140,7 @@ Status registerPointwiseLossBackwardOps(ir::OpRegistry& reg) {
                           "backward", "silu gradient: g * s * (1 + x * (1 - s)), s = sigmoid(x)"));
   RETURN_IF_ERROR(
       reg.add("aten.hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor",
-              pointwiseGrad(true, "self"), "backward", "hardtanh gradient: 0 where self <= min_val or >= max_val"));
+              pointwiseGrad(true, "self"), "backward", "hardtanh gradient: grad_output where min_val < self < max_val, else 0 (NaN too)"));
   RETURN_IF_ERROR(reg.add(
       "aten.leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor",
       inferLeakyReluBackward, "backward", "leaky_relu gradient: g where self > 0, else g * negative_slope"));
