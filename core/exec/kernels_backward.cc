@@ -227,6 +227,79 @@ StatusOr<Outputs> mseLossBackward(const RefKernelContext& ctx) {
   return Outputs{std::move(out)};
 }
 
+StatusOr<Outputs> dropoutBackward(const RefKernelContext& ctx) {
+  const HostTensor& g = *ctx.input(0);
+  const HostTensor& mask = *ctx.input(1);
+  double scale = ctx.getFloat("scale");
+  HostTensor out = ctx.makeOutput();
+  auto gs = broadcastStrides(g.shape(), out.shape());
+  auto ms = broadcastStrides(mask.shape(), out.shape());
+  // grad * mask * scale: a dropped NaN or inf gradient still gives NaN (x * 0), as in PyTorch.
+  forEachIndex(out.shape(), [&](const std::vector<int64_t>& idx, int64_t i) {
+    double m = mask.getInt(offsetOf(idx, ms)) ? 1.0 : 0.0;
+    out.setDouble(i, g.getDouble(offsetOf(idx, gs)) * m * scale);
+  });
+  return Outputs{std::move(out)};
+}
+
+/// Copies grad_output into a zero tensor of input_sizes: grad index j along `dim` lands at
+/// first + j * step (select: one position, the dim dropped from grad_output).
+Outputs scatterBack(const RefKernelContext& ctx, int64_t dim, int64_t first, int64_t step, bool dropsDim) {
+  const HostTensor& g = *ctx.input(0);
+  HostTensor out = ctx.makeOutput();
+  std::vector<int64_t> strides = out.strides();
+  std::vector<int64_t> gToOut;  // out strides seen from grad_output's dims
+  for (size_t i = 0; i < strides.size(); ++i) {
+    if (static_cast<int64_t>(i) == dim && dropsDim) continue;
+    gToOut.push_back(static_cast<int64_t>(i) == dim ? strides[i] * step : strides[i]);
+  }
+  int64_t base = first * strides[static_cast<size_t>(dim)];
+  forEachIndex(g.shape(), [&](const std::vector<int64_t>& idx, int64_t i) {
+    int64_t o = base + offsetOf(idx, gToOut);
+    if (out.isFloating()) out.doubles()[static_cast<size_t>(o)] = g.getDouble(i);
+    else out.setInt(o, g.getInt(i));
+  });
+  return Outputs{std::move(out)};
+}
+
+int64_t wrappedDim(const RefKernelContext& ctx, size_t rank) {
+  int64_t dim = ctx.getInt("dim");
+  return dim < 0 ? dim + static_cast<int64_t>(rank) : dim;
+}
+
+StatusOr<Outputs> selectBackward(const RefKernelContext& ctx) {
+  const auto& shape = ctx.outShape();
+  int64_t dim = wrappedDim(ctx, shape.size());
+  int64_t size = shape[static_cast<size_t>(dim)];
+  ASSIGN_OR_RETURN(int64_t index, ctx.evalInt("index"));
+  if (index < -size || index >= size)
+    return outOfRange(ctx.schema().name + ": index " + std::to_string(index) + " is out of range for dim " +
+                      std::to_string(dim) + " of size " + std::to_string(size));
+  return scatterBack(ctx, dim, index < 0 ? index + size : index, 1, true);
+}
+
+StatusOr<Outputs> sliceBackward(const RefKernelContext& ctx) {
+  const auto& shape = ctx.outShape();
+  int64_t dim = wrappedDim(ctx, shape.size());
+  int64_t size = shape[static_cast<size_t>(dim)];
+  ASSIGN_OR_RETURN(int64_t start, ctx.evalInt("start"));
+  ASSIGN_OR_RETURN(int64_t end, ctx.evalInt("end"));
+  ASSIGN_OR_RETURN(int64_t step, ctx.evalInt("step"));
+  auto clamp = [size](int64_t v) {
+    if (v < 0) v = v < -size ? 0 : v + size;
+    return v > size ? size : v;
+  };
+  start = clamp(start);
+  end = clamp(end);
+  int64_t len = end > start ? (end - start + step - 1) / step : 0;
+  int64_t got = ctx.input(0)->shape()[static_cast<size_t>(dim)];
+  if (got != len)
+    return invalidArgument(ctx.schema().name + ": grad_output dim " + std::to_string(dim) + " is " + std::to_string(got) +
+                           " but the slice [" + std::to_string(start) + ":" + std::to_string(end) + ":" +
+                           std::to_string(step) + "] of size " + std::to_string(size) + " has " + std::to_string(len));
+  return scatterBack(ctx, dim, start, step, false);
+}
+
 }  // namespace
 
 void registerPointwiseLossBackwardKernels(RefKernelTable& t) {
@@ -249,6 +322,9 @@ void registerPointwiseLossBackwardKernels(RefKernelTable& t) {
   t.add("aten.embedding_dense_backward", embeddingDenseBackward);
   t.add("aten.nll_loss_backward", nllLossBackward);
   t.add("aten.mse_loss_backward", mseLossBackward);
+  t.add("aten.native_dropout_backward", dropoutBackward);
+  t.add("aten.select_backward", selectBackward);
+  t.add("aten.slice_backward", sliceBackward);
 }
 
 }  // namespace bwd

@@ -304,6 +304,73 @@ StatusOr<Outputs> adaptiveAvgPool2dBackward(const RefKernelContext& ctx) {
   return Outputs{std::move(out)};
 }
 
+// ---- _scaled_dot_product_flash_attention_for_cpu_backward --------------------------------
+
+/// With P = exp(scale * q k^T + mask - logsumexp) (causal: 0 above the diagonal, top-left aligned),
+/// D = rowsum(dO * O), dS = P * (dO v^T - D): dq = scale * dS k, dk = scale * dS^T q, dv = P^T dO.
+StatusOr<Outputs> flashAttentionCpuBackward(const RefKernelContext& ctx) {
+  if (ctx.getFloat("dropout_p") > 0)
+    return unimplemented(ctx.schema().name + ": dropout_p > 0 is not supported by the reference executor (the dropout "
+                         "mask of the forward cannot be reproduced)");
+  const HostTensor& go = *ctx.input(0);
+  const HostTensor& q = *ctx.input(1);
+  const HostTensor& k = *ctx.input(2);
+  const HostTensor& v = *ctx.input(3);
+  const HostTensor& out = *ctx.input(4);
+  const HostTensor& lse = *ctx.input(5);
+  const HostTensor* mask = ctx.input(6);
+  bool causal = ctx.getBool("is_causal");
+  const auto& qs = q.shape();
+  int64_t bh = qs[0] * qs[1], l = qs[2], e = qs[3], s = k.shape()[2], ev = v.shape()[3];
+  double scale = ctx.isNone("scale") ? 1.0 / std::sqrt(static_cast<double>(e)) : ctx.getFloat("scale");
+  std::vector<int64_t> maskStrides;
+  if (mask) maskStrides = broadcastStrides(mask->shape(), {qs[0], qs[1], l, s});
+  HostTensor dq = ctx.makeOutput(0), dk = ctx.makeOutput(1), dv = ctx.makeOutput(2);
+  const auto &qv = q.doubles(), &kv = k.doubles(), &vv = v.doubles(), &gov = go.doubles(), &ov = out.doubles();
+  auto &dqv = dq.doubles(), &dkv = dk.doubles(), &dvv = dv.doubles();
+  std::vector<double> p(at(s));
+  for (int64_t b = 0; b < bh; ++b) {
+    int64_t batch = b / qs[1], head = b % qs[1];
+    for (int64_t i = 0; i < l; ++i) {
+      const size_t qi = at((b * l + i) * e), oi = at((b * l + i) * ev);
+      double lseI = lse.getDouble(b * l + i);
+      for (int64_t j = 0; j < s; ++j) {
+        if (causal && j > i) {
+          p[at(j)] = 0;
+          continue;
+        }
+        double dot = 0;
+        for (int64_t c = 0; c < e; ++c) dot += qv[qi + at(c)] * kv[at((b * s + j) * e + c)];
+        double score = dot * scale;
+        if (mask) {
+          int64_t mo = batch * maskStrides[0] + head * maskStrides[1] + i * maskStrides[2] + j * maskStrides[3];
+          if (mask->dtype() == DType::kBool) score = mask->getInt(mo) ? score : -INFINITY;
+          else score += mask->getDouble(mo);
+        }
+        p[at(j)] = std::exp(score - lseI);
+      }
+      double d = 0;
+      for (int64_t c = 0; c < ev; ++c) d += gov[oi + at(c)] * ov[oi + at(c)];
+      for (int64_t j = 0; j < s; ++j) {
+        if (causal && j > i) break;  // masked out by causality: no contribution at all
+        double pj = p[at(j)];
+        const size_t kj = at((b * s + j) * e), vj = at((b * s + j) * ev);
+        double dp = 0;
+        for (int64_t c = 0; c < ev; ++c) {
+          dp += gov[oi + at(c)] * vv[vj + at(c)];
+          dvv[vj + at(c)] += pj * gov[oi + at(c)];
+        }
+        double ds = pj * (dp - d);
+        for (int64_t c = 0; c < e; ++c) {
+          dqv[qi + at(c)] += ds * kv[kj + at(c)] * scale;
+          dkv[kj + at(c)] += ds * qv[qi + at(c)] * scale;
+        }
+      }
+    }
+  }
+  return Outputs{std::move(dq), std::move(dk), std::move(dv)};
+}
+
 }  // namespace
 
 void registerNNBackwardKernels(RefKernelTable& t) {
@@ -313,6 +380,7 @@ void registerNNBackwardKernels(RefKernelTable& t) {
   t.add("aten.max_pool2d_with_indices_backward", maxPool2dBackward);
   t.add("aten.avg_pool2d_backward", avgPool2dBackward);
   t.add("aten._adaptive_avg_pool2d_backward", adaptiveAvgPool2dBackward);
+  t.add("aten._scaled_dot_product_flash_attention_for_cpu_backward", flashAttentionCpuBackward);
 }
 
 }  // namespace plugsdk::exec::bwd

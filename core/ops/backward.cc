@@ -1,5 +1,7 @@
 // ATen-level backward ops: activation gradients, softmax gradients, loss gradients and the
 // embedding gradient (schemas and shape/dtype inference). Norms, convolution and pooling: backward_nn.cc.
+#include <optional>
+
 #include "core/ops/aten_ops.h"
 #include "core/ops/backward_internal.h"
 
@@ -124,6 +126,90 @@ StatusOr<Types> inferMseLossBackward(const InferContext& ctx) {
   return Types{makeType(self->dtype, *shape)};
 }
 
+/// native_dropout_backward: grad_output * mask * scale, mask bool.
+StatusOr<Types> inferDropoutBackward(const InferContext& ctx) {
+  const TensorType* g = ctx.input(0);
+  const TensorType* mask = ctx.input(1);
+  RETURN_IF_ERROR(requireFloating(ctx, g, "grad_output"));
+  if (mask->dtype != DType::kBool) return ctx.error("mask must be bool, got " + mask->toString());
+  auto shape = ir::broadcastShapes(g->shape, mask->shape, ctx.assumptions());
+  if (!shape.isOk()) return opError(ctx, shape.status());
+  return Types{makeType(g->dtype, *shape)};
+}
+
+/// Clamps a slice bound like Python slicing: negative counts from the end, then [0, size].
+/// nullopt when that depends on unknown sizes (the kernel checks the length at run time).
+std::optional<SymExpr> clampSliceBound(const InferContext& ctx, const SymExpr& v, const SymExpr& size) {
+  auto c = v.constant();
+  if (c && *c >= (int64_t{1} << 62)) return size;  // FX writes "to the end" as INT64_MAX
+  SymExpr e = c && *c < 0 ? size + v : v;
+  auto nonNeg = ir::proveGE(e, SymExpr(0), ctx.assumptions());
+  if (!nonNeg) return std::nullopt;
+  if (!*nonNeg) return SymExpr(0);
+  auto inside = ir::proveGE(size, e, ctx.assumptions());
+  if (!inside) return std::nullopt;
+  return *inside ? e : size;
+}
+
+/// The input_sizes attribute (the forward input's shape), with dim wrapped; grad_output must
+/// match it on every dim but `dim`.
+StatusOr<int64_t> checkScatterBack(const InferContext& ctx, const std::vector<SymExpr>& sizes, bool dropsDim) {
+  const TensorType* g = ctx.input(0);
+  if (sizes.empty()) return ctx.error("input_sizes must have at least one dim, got []");
+  for (const SymExpr& d : sizes)
+    if (auto c = d.constant(); c && *c < 0)
+      return ctx.error("input_sizes must not be negative, got " + ctx.attr("input_sizes").toString());
+  auto dim = ir::wrapDim(ctx.getInt("dim"), static_cast<int64_t>(sizes.size()));
+  if (!dim.isOk()) return opError(ctx, dim.status());
+  size_t want = dropsDim ? sizes.size() - 1 : sizes.size();
+  if (static_cast<size_t>(g->rank()) != want)
+    return ctx.error("grad_output " + g->toString() + " must have " + std::to_string(want) + " dims for input_sizes " +
+                     ctx.attr("input_sizes").toString());
+  for (size_t i = 0, j = 0; i < sizes.size(); ++i) {
+    if (static_cast<int64_t>(i) == *dim) {
+      if (!dropsDim) ++j;
+      continue;
+    }
+    RETURN_IF_ERROR(requireSameSize(ctx, g->shape[j], sizes[i],
+                                    "grad_output dim " + std::to_string(j) + " and input_sizes[" + std::to_string(i) + "]"));
+    ++j;
+  }
+  return *dim;
+}
+
+StatusOr<Types> inferSelectBackward(const InferContext& ctx) {
+  std::vector<SymExpr> sizes = ctx.getSyms("input_sizes");
+  ASSIGN_OR_RETURN(int64_t dim, checkScatterBack(ctx, sizes, true));
+  const SymExpr& size = sizes[static_cast<size_t>(dim)];
+  SymExpr index = ctx.getSym("index");
+  // index must lie in [-size, size): an error when provably outside (run time checks the rest).
+  auto below = ir::proveGE(index, -size, ctx.assumptions());
+  auto above = ir::proveGE(index, size, ctx.assumptions());
+  if ((below && !*below) || (above && *above))
+    return ctx.error("index " + index.toString() + " is out of range for dim " + std::to_string(dim) + " of size " +
+                     size.toString());
+  return Types{makeType(ctx.input(0)->dtype, sizes)};
+}
+
+StatusOr<Types> inferSliceBackward(const InferContext& ctx) {
+  const TensorType* g = ctx.input(0);
+  std::vector<SymExpr> sizes = ctx.getSyms("input_sizes");
+  ASSIGN_OR_RETURN(int64_t dim, checkScatterBack(ctx, sizes, false));
+  const SymExpr& size = sizes[static_cast<size_t>(dim)];
+  auto step = ctx.getSym("step").constant();
+  if (!step || *step < 1) return ctx.error("step must be a constant >= 1, got " + ctx.attr("step").toString());
+  auto start = clampSliceBound(ctx, ctx.getSym("start"), size);
+  auto end = clampSliceBound(ctx, ctx.getSym("end"), size);
+  std::optional<bool> nonEmpty;
+  if (start && end) nonEmpty = ir::proveGE(*end, *start, ctx.assumptions());
+  if (nonEmpty) {
+    SymExpr len = *nonEmpty ? SymExpr::floorDiv(*end - *start + (*step - 1), SymExpr(*step)) : SymExpr(0);
+    RETURN_IF_ERROR(requireSameSize(ctx, g->shape[static_cast<size_t>(dim)], len,
+                                    "grad_output dim " + std::to_string(dim) + " and the slice length"));
+  }
+  return Types{makeType(g->dtype, sizes)};
+}
+
 }  // namespace
 
 Status registerPointwiseLossBackwardOps(ir::OpRegistry& reg) {
@@ -160,6 +246,15 @@ Status registerPointwiseLossBackwardOps(ir::OpRegistry& reg) {
   RETURN_IF_ERROR(
       reg.add("aten.mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
               inferMseLossBackward, "backward", "mse_loss gradient: 2 * (self - target) * g (/ numel for mean)"));
+  RETURN_IF_ERROR(reg.add("aten.native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor",
+                          inferDropoutBackward, "backward", "dropout gradient: grad_output * mask * scale"));
+  RETURN_IF_ERROR(reg.add("aten.select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
+                          inferSelectBackward, "backward",
+                          "select gradient: zeros of input_sizes with grad_output at index along dim"));
+  RETURN_IF_ERROR(reg.add("aten.slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, "
+                          "SymInt end, SymInt step) -> Tensor",
+                          inferSliceBackward, "backward",
+                          "slice gradient: zeros of input_sizes with grad_output in the slice (python-style bounds)"));
   return Status::ok();
 }
 

@@ -279,6 +279,51 @@ StatusOr<Types> inferAdaptiveAvgPool2dBackward(const InferContext& ctx) {
   return Types{makeType(self->dtype, self->shape)};
 }
 
+// ---- _scaled_dot_product_flash_attention_for_cpu_backward --------------------------------
+
+StatusOr<Types> inferFlashAttentionCpuBackward(const InferContext& ctx) {
+  const TensorType* go = ctx.input(0);
+  const TensorType* q = ctx.input(1);
+  const TensorType* k = ctx.input(2);
+  const TensorType* v = ctx.input(3);
+  const TensorType* out = ctx.input(4);
+  const TensorType* lse = ctx.input(5);
+  const TensorType* mask = ctx.input(6);
+  RETURN_IF_ERROR(requireFloating(ctx, q, "query"));
+  const std::pair<const TensorType*, const char*> same[] = {{k, "key"}, {v, "value"}, {go, "grad_out"}, {out, "out"}};
+  for (const auto& [t, name] : same) RETURN_IF_ERROR(requireSameDType(ctx, t, name, q, "query"));
+  RETURN_IF_ERROR(requireFloating(ctx, lse, "logsumexp"));
+  for (const auto& [t, name] : {std::pair{q, "query"}, {k, "key"}, {v, "value"}, {go, "grad_out"}, {out, "out"}})
+    if (t->rank() != 4) return ctx.error(std::string(name) + " must be 4-D [batch, heads, seq, dim], got " + t->toString());
+  const SymExpr &batch = q->shape[0], &heads = q->shape[1], &l = q->shape[2], &e = q->shape[3], &s = k->shape[2];
+  const SymExpr& ev = v->shape[3];
+  for (size_t i = 0; i < 2; ++i) {
+    std::string d = "dim " + std::to_string(i);
+    RETURN_IF_ERROR(requireSameSize(ctx, k->shape[i], q->shape[i], "key " + d + " and query " + d));
+    RETURN_IF_ERROR(requireSameSize(ctx, v->shape[i], q->shape[i], "value " + d + " and query " + d));
+  }
+  RETURN_IF_ERROR(requireSameSize(ctx, k->shape[3], e, "key dim 3 and query dim 3 (the head size)"));
+  RETURN_IF_ERROR(requireSameSize(ctx, v->shape[2], s, "value dim 2 and key dim 2 (the key length)"));
+  TensorType outType = makeType(q->dtype, {batch, heads, l, ev});
+  RETURN_IF_ERROR(requireSameShape(ctx, go, "grad_out", &outType, "[batch, heads, query length, value head size]"));
+  RETURN_IF_ERROR(requireSameShape(ctx, out, "out", &outType, "[batch, heads, query length, value head size]"));
+  TensorType lseType = makeType(lse->dtype, {batch, heads, l});
+  RETURN_IF_ERROR(requireSameShape(ctx, lse, "logsumexp", &lseType, "[batch, heads, query length]"));
+  if (mask) {
+    if (mask->dtype != DType::kBool) RETURN_IF_ERROR(requireSameDType(ctx, mask, "attn_mask", q, "query"));
+    Shape scores{batch, heads, l, s};
+    auto b = ir::broadcastShapes(mask->shape, scores, ctx.assumptions());
+    bool fits = b.isOk() && b->size() == scores.size();
+    for (size_t i = 0; fits && i < scores.size(); ++i) fits = (*b)[i] == scores[i];
+    if (!fits)
+      return ctx.error("attn_mask " + mask->toString() + " must broadcast to the scores' shape " +
+                       ir::shapeToString(scores));
+  }
+  double p = ctx.getFloat("dropout_p");
+  if (!(p >= 0 && p < 1)) return ctx.error("dropout_p must be in [0, 1), got " + ir::formatDouble(p));
+  return Types{makeType(q->dtype, q->shape), makeType(k->dtype, k->shape), makeType(v->dtype, v->shape)};
+}
+
 }  // namespace
 
 Status registerNNBackwardOps(ir::OpRegistry& reg) {
@@ -310,6 +355,12 @@ Status registerNNBackwardOps(ir::OpRegistry& reg) {
   RETURN_IF_ERROR(reg.add("aten._adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor",
                           inferAdaptiveAvgPool2dBackward, "backward",
                           "adaptive_avg_pool2d gradient: each bin's share of grad_output"));
+  RETURN_IF_ERROR(reg.add("aten._scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, "
+                          "Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, "
+                          "Tensor? attn_mask=None, float? scale=None) -> (Tensor, Tensor, Tensor)",
+                          inferFlashAttentionCpuBackward, "backward",
+                          "attention gradients (query, key, value) from the forward's out and logsumexp; causal is "
+                          "top-left aligned; the reference executor has no dropout"));
   return Status::ok();
 }
 

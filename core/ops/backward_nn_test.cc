@@ -309,5 +309,61 @@ TEST(BackwardPooling, AdaptiveAvgPoolBins) {
   expectError("aten._adaptive_avg_pool2d_backward", {&flat, &flat}, {}, "self must be 3-D");
 }
 
+// ---- _scaled_dot_product_flash_attention_for_cpu_backward --------------------------------
+
+TEST(BackwardAttention, OneQueryTwoKeys) {
+  // Equal scores: p = [0.5, 0.5], logsumexp = ln 2, out = 0.5 * 1 + 0.5 * 3 = 2; dO = 1:
+  // D = 2, dP = [1, 3], dS = p * (dP - D) = [-0.5, 0.5]; dq = dS k = 0, dk = dS q, dv = p dO.
+  HostTensor q = F({1, 1, 1, 1}, {1});
+  HostTensor k = F({1, 1, 2, 1}, {0, 0});
+  HostTensor v = F({1, 1, 2, 1}, {1, 3});
+  HostTensor out = F({1, 1, 1, 1}, {2});
+  HostTensor lse = F({1, 1, 1}, {std::log(2.0)});
+  HostTensor go = F({1, 1, 1, 1}, {1});
+  AttrMap a{{"dropout_p", af(0)}, {"is_causal", ab(false)}};
+  auto r = run("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&go, &q, &k, &v, &out, &lse, nullptr}, a);
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  expectValues((*r)[0], {1, 1, 1, 1}, {0}, 1e-15);
+  expectValues((*r)[1], {1, 1, 2, 1}, {-0.5, 0.5}, 1e-15);
+  expectValues((*r)[2], {1, 1, 2, 1}, {0.5, 0.5}, 1e-15);
+  // Causal (top-left aligned: query 0 sees key 0 only), or the same through an additive -inf mask:
+  // p = [1, 0], logsumexp 0, out = 1; D = 1, dS = [0, 0], dv = [1, 0].
+  HostTensor out1 = F({1, 1, 1, 1}, {1});
+  HostTensor lse0 = F({1, 1, 1}, {0});
+  a["is_causal"] = ab(true);
+  auto c = run("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&go, &q, &k, &v, &out1, &lse0, nullptr}, a);
+  ASSERT_TRUE(c.isOk()) << c.status().toString();
+  expectValues((*c)[1], {1, 1, 2, 1}, {0, 0});
+  expectValues((*c)[2], {1, 1, 2, 1}, {1, 0});
+  HostTensor mask = F({1, 2}, {0, -kInf});
+  a["is_causal"] = ab(false);
+  auto m = run("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&go, &q, &k, &v, &out1, &lse0, &mask}, a);
+  ASSERT_TRUE(m.isOk()) << m.status().toString();
+  expectValues((*m)[2], {1, 1, 2, 1}, {1, 0});
+  a["dropout_p"] = af(0.1);
+  expectError("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&go, &q, &k, &v, &out1, &lse0, nullptr}, a,
+              "dropout_p > 0 is not supported by the reference executor");
+}
+
+TEST(BackwardAttention, ShapeErrors) {
+  TensorType q = tt(DType::kF32, {2, 4, sym("l"), 8});
+  TensorType k = tt(DType::kF32, {2, 4, sym("s"), 8});
+  TensorType o = tt(DType::kF32, {2, 4, sym("l"), 8});
+  TensorType lse = tt(DType::kF32, {2, 4, sym("l")});
+  AttrMap a{{"dropout_p", af(0)}, {"is_causal", ab(true)}};
+  auto r = infer("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&o, &q, &k, &k, &o, &lse, nullptr}, a);
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  EXPECT_EQ((*r)[1].toString(), "f32[2, 4, s, 8]");
+  TensorType k6 = tt(DType::kF32, {2, 4, sym("s"), 6});
+  auto bad = infer("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&o, &q, &k6, &k, &o, &lse, nullptr}, a);
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("key dim 3 and query dim 3"), std::string::npos) << bad.status().toString();
+  TensorType mask = tt(DType::kF32, {3, sym("s")});
+  auto badMask = infer("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&o, &q, &k, &k, &o, &lse, &mask}, a);
+  ASSERT_FALSE(badMask.isOk());
+  EXPECT_NE(badMask.status().message().find("attn_mask f32[3, s] must broadcast"), std::string::npos)
+      << badMask.status().toString();
+}
+
 }  // namespace
 }  // namespace plugsdk::bwdtest

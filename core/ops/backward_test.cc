@@ -260,5 +260,61 @@ TEST(BackwardLoss, MseLossBackwardErrors) {
   expectError("aten.mse_loss_backward", {&one, &x, &x}, {{"reduction", ai(-1)}}, "reduction must be");
 }
 
+// ---- dropout, select, slice ---------------------------------------------------------------
+
+TEST(BackwardDropout, MasksAndScales) {
+  HostTensor g = F({4}, {1, kNaN, 3, kInf});
+  HostTensor mask = I({4}, {1, 0, 0, 1}, DType::kBool);
+  // A dropped NaN stays NaN (NaN * 0), as in PyTorch's grad * mask * scale.
+  expectValues(run1("aten.native_dropout_backward", {&g, &mask}, {{"scale", af(2)}}), {4}, {2, kNaN, 0, kInf});
+  HostTensor fmask = F({4}, {1, 0, 0, 1});
+  expectError("aten.native_dropout_backward", {&g, &fmask}, {{"scale", af(2)}}, "mask must be bool");
+}
+
+TEST(BackwardSelect, PlacesGradAtIndex) {
+  HostTensor g = F({2}, {1, 2});
+  AttrMap a{{"input_sizes", al({2, 3})}, {"dim", ai(1)}, {"index", ai(-1)}};
+  expectValues(run1("aten.select_backward", {&g}, a), {2, 3}, {0, 0, 1, 0, 0, 2});
+  HostTensor gi = I({3}, {7, 8, 9}, DType::kI32);
+  expectInts(run1("aten.select_backward", {&gi}, {{"input_sizes", al({2, 3})}, {"dim", ai(0)}, {"index", ai(1)}}),
+             {2, 3}, {0, 0, 0, 7, 8, 9});
+  a["index"] = ai(3);
+  expectError("aten.select_backward", {&g}, a, "index 3 is out of range for dim 1 of size 3");
+  HostTensor g3 = F({3}, {1, 2, 3});
+  a["index"] = ai(0);
+  expectError("aten.select_backward", {&g3}, a, "grad_output dim 0 and input_sizes[0]");
+  TensorType gt = tt(DType::kF32, {3});
+  auto r = infer("aten.select_backward", {&gt},
+                 {{"input_sizes", Attribute::fromInts(std::vector<SymExpr>{sym("s"), 3})}, {"dim", ai(0)}, {"index", ai(0)}});
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  EXPECT_EQ((*r)[0].toString(), "f32[s, 3]");
+}
+
+TEST(BackwardSlice, PlacesGradInTheSlice) {
+  HostTensor g = F({2, 2}, {1, 2, 3, 4});
+  AttrMap a{{"input_sizes", al({2, 5})}, {"dim", ai(1)}, {"start", ai(-3)}, {"end", ai(INT64_MAX)}, {"step", ai(2)}};
+  expectValues(run1("aten.slice_backward", {&g}, a), {2, 5}, {0, 0, 1, 0, 2, 0, 0, 3, 0, 4});
+  // An empty slice (start past end) gives zeros.
+  HostTensor e = F({2, 0}, {});
+  AttrMap b{{"input_sizes", al({2, 5})}, {"dim", ai(-1)}, {"start", ai(4)}, {"end", ai(2)}, {"step", ai(1)}};
+  expectValues(run1("aten.slice_backward", {&e}, b), {2, 5}, std::vector<double>(10, 0));
+  HostTensor g3 = F({2, 3}, {1, 2, 3, 4, 5, 6});
+  b["start"] = ai(0);
+  expectError("aten.slice_backward", {&g3}, b, "grad_output dim 1 and the slice length");
+  b["step"] = ai(0);
+  expectError("aten.slice_backward", {&g3}, b, "step must be a constant >= 1");
+  // Symbolic sizes: "to the end" is decidable; a constant end against a symbolic size is checked at run time.
+  TensorType gt = tt(DType::kF32, {2, sym("s") - 1});
+  auto sizes = Attribute::fromInts(std::vector<SymExpr>{2, sym("s")});
+  auto r = infer("aten.slice_backward", {&gt},
+                 {{"input_sizes", sizes}, {"dim", ai(1)}, {"start", ai(1)}, {"end", ai(INT64_MAX)}, {"step", ai(1)}});
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  EXPECT_EQ((*r)[0].toString(), "f32[2, s]");
+  TensorType g2 = tt(DType::kF32, {2, 2});
+  auto u = infer("aten.slice_backward", {&g2},
+                 {{"input_sizes", sizes}, {"dim", ai(1)}, {"start", ai(0)}, {"end", ai(2)}, {"step", ai(1)}});
+  EXPECT_TRUE(u.isOk()) << u.status().toString();
+}
+
 }  // namespace
 }  // namespace plugsdk::bwdtest

@@ -228,3 +228,47 @@ def adaptive(x_shape, out_hw, id=""):
 adaptive([2, 3, 7, 7], [1, 1], id="global")
 adaptive([2, 3, 7, 7], [3, 2], id="uneven")
 adaptive([3, 5, 4], [9, 6], id="3d_upsample")
+
+
+# ---- dropout, select, slice --------------------------------------------------------------
+add("aten.native_dropout_backward", [T("f64", [3, 4]), T("bool", [3, 4])], {"scale": 1.25},
+    lambda g, m: A.native_dropout_backward(g, m, 1.25))
+add("aten.native_dropout_backward", [T("f64", [4], values=[1.0, float("nan"), float("inf"), -2.0]),
+                                     T("bool", [4], values=[True, False, False, True])], {"scale": 2.0},
+    lambda g, m: A.native_dropout_backward(g, m, 2.0), id="nan_inf_dropped")
+
+add("aten.select_backward", [T("f64", [2, 4])], {"input_sizes": [2, 3, 4], "dim": 1, "index": -1},
+    lambda g: A.select_backward(g, [2, 3, 4], 1, -1))
+add("aten.select_backward", [T("i64", [3])], {"input_sizes": [2, 3], "dim": 0, "index": 1},
+    lambda g: A.select_backward(g, [2, 3], 0, 1), id="i64")
+
+INT64_MAX = 2**63 - 1
+for start, end, step in [(1, INT64_MAX, 1), (-3, INT64_MAX, 2), (0, 4, 3), (-100, 2, 1), (4, 2, 1)]:
+    length = len(range(5)[start:end:step])
+    add("aten.slice_backward", [T("f64", [2, length, 3])],
+        {"input_sizes": [2, 5, 3], "dim": 1, "start": start, "end": end, "step": step},
+        lambda g, s=start, e=end, st=step: A.slice_backward(g, [2, 5, 3], 1, s, e, st), id=f"{start}_{end}_{step}")
+
+
+# ---- _scaled_dot_product_flash_attention_for_cpu_backward --------------------------------
+def flash(b, h, l, s, e, causal, mask=None, scale=None, id=""):
+    gen = torch.Generator().manual_seed(len(CASES))
+    q, k, v = (torch.randn(shape, generator=gen, dtype=torch.float64) for shape in ([b, h, l, e], [b, h, s, e], [b, h, s, e]))
+    m = None if mask is None else torch.randn(mask, generator=gen, dtype=torch.float64)
+    out, lse = A._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, causal, attn_mask=m, scale=scale)
+
+    def lit(t):
+        return T("f64", list(t.shape), values=t.flatten().tolist())
+
+    add("aten._scaled_dot_product_flash_attention_for_cpu_backward",
+        [T("f64", [b, h, l, e]), lit(q), lit(k), lit(v), lit(out), lit(lse), None if m is None else lit(m)],
+        {"dropout_p": 0.0, "is_causal": causal, "scale": scale},
+        lambda go, q_, k_, v_, o_, lse_, m_: A._scaled_dot_product_flash_attention_for_cpu_backward(
+            go, q_, k_, v_, o_, lse_, 0.0, causal, attn_mask=m_, scale=scale),
+        id=id, num_outputs=3)
+
+
+flash(2, 3, 5, 6, 4, False, id="plain")
+flash(2, 3, 7, 7, 8, True, id="causal")
+flash(1, 2, 5, 6, 4, True, id="causal_rectangular")
+flash(2, 2, 4, 5, 3, False, mask=[4, 5], scale=0.3, id="float_mask_scale")
