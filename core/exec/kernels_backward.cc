@@ -109,9 +109,12 @@ StatusOr<Outputs> leakyReluBackward(const RefKernelContext& ctx) {
 void splitAround(const std::vector<int64_t>& shape, int64_t dim, int64_t& outer, int64_t& n, int64_t& inner) {
   outer = 1, n = 1, inner = 1;
   for (int64_t i = 0; i < static_cast<int64_t>(shape.size()); ++i) {
-    if (i < dim) outer *= shape[static_cast<size_t>(i)];
-    else if (i == dim) n = shape[static_cast<size_t>(i)];
-    else inner *= shape[static_cast<size_t>(i)];
+    if (i < dim)
+      outer *= shape[static_cast<size_t>(i)];
+    else if (i == dim)
+      n = shape[static_cast<size_t>(i)];
+    else
+      inner *= shape[static_cast<size_t>(i)];
   }
 }
 
@@ -212,14 +215,15 @@ StatusOr<Outputs> mseLossBackward(const RefKernelContext& ctx) {
   auto ts = broadcastStrides(t.shape(), out.shape());
   if (out.isFloating()) {
     forEachIndex(out.shape(), [&](const std::vector<int64_t>& idx, int64_t i) {
-      out.setDouble(i, norm * (x.getDouble(offsetOf(idx, xs)) - t.getDouble(offsetOf(idx, ts))) *
-                           g.getDouble(offsetOf(idx, gs)));
+      out.setDouble(
+          i, norm * (x.getDouble(offsetOf(idx, xs)) - t.getDouble(offsetOf(idx, ts))) * g.getDouble(offsetOf(idx, gs)));
     });
   } else {
     // Integer tensors: norm converted to the dtype (truncated), then wrapping integer arithmetic.
     uint64_t n = static_cast<uint64_t>(doubleToIntType(norm, out.dtype()));
     forEachIndex(out.shape(), [&](const std::vector<int64_t>& idx, int64_t i) {
-      uint64_t d = static_cast<uint64_t>(x.getInt(offsetOf(idx, xs))) - static_cast<uint64_t>(t.getInt(offsetOf(idx, ts)));
+      uint64_t d =
+          static_cast<uint64_t>(x.getInt(offsetOf(idx, xs))) - static_cast<uint64_t>(t.getInt(offsetOf(idx, ts)));
       out.setInt(i, static_cast<int64_t>(n * wrapToIntType(static_cast<int64_t>(d), out.dtype()) *
                                          static_cast<uint64_t>(g.getInt(offsetOf(idx, gs)))));
     });
@@ -256,8 +260,10 @@ Outputs scatterBack(const RefKernelContext& ctx, int64_t dim, int64_t first, int
   int64_t base = first * strides[static_cast<size_t>(dim)];
   forEachIndex(g.shape(), [&](const std::vector<int64_t>& idx, int64_t i) {
     int64_t o = base + offsetOf(idx, gToOut);
-    if (out.isFloating()) out.doubles()[static_cast<size_t>(o)] = g.getDouble(i);
-    else out.setInt(o, g.getInt(i));
+    if (out.isFloating())
+      out.doubles()[static_cast<size_t>(o)] = g.getDouble(i);
+    else
+      out.setInt(o, g.getInt(i));
   });
   return Outputs{std::move(out)};
 }
@@ -294,9 +300,10 @@ StatusOr<Outputs> sliceBackward(const RefKernelContext& ctx) {
   int64_t len = end > start ? (end - start + step - 1) / step : 0;
   int64_t got = ctx.input(0)->shape()[static_cast<size_t>(dim)];
   if (got != len)
-    return invalidArgument(ctx.schema().name + ": grad_output dim " + std::to_string(dim) + " is " + std::to_string(got) +
-                           " but the slice [" + std::to_string(start) + ":" + std::to_string(end) + ":" +
-                           std::to_string(step) + "] of size " + std::to_string(size) + " has " + std::to_string(len));
+    return invalidArgument(ctx.schema().name + ": grad_output dim " + std::to_string(dim) + " is " +
+                           std::to_string(got) + " but the slice [" + std::to_string(start) + ":" +
+                           std::to_string(end) + ":" + std::to_string(step) + "] of size " + std::to_string(size) +
+                           " has " + std::to_string(len));
   return scatterBack(ctx, dim, start, step, false);
 }
 
@@ -305,10 +312,12 @@ StatusOr<Outputs> sliceBackward(const RefKernelContext& ctx) {
 void registerPointwiseLossBackwardKernels(RefKernelTable& t) {
   t.add("aten.threshold_backward", thresholdBackward);
   t.add("aten.gelu_backward", geluBackward);
-  t.add("aten.tanh_backward",
-        [](const RefKernelContext& ctx) { return pointwiseGrad(ctx, [](double g, double y) { return g * (1 - y * y); }); });
-  t.add("aten.sigmoid_backward",
-        [](const RefKernelContext& ctx) { return pointwiseGrad(ctx, [](double g, double y) { return g * (1 - y) * y; }); });
+  t.add("aten.tanh_backward", [](const RefKernelContext& ctx) {
+    return pointwiseGrad(ctx, [](double g, double y) { return g * (1 - y * y); });
+  });
+  t.add("aten.sigmoid_backward", [](const RefKernelContext& ctx) {
+    return pointwiseGrad(ctx, [](double g, double y) { return g * (1 - y) * y; });
+  });
   t.add("aten.silu_backward", [](const RefKernelContext& ctx) {
     return pointwiseGrad(ctx, [](double dy, double x) {
       double sigmoid = 1 / (1 + std::exp(-x));

@@ -159,8 +159,10 @@ StatusOr<Outputs> convolutionBackward(const RefKernelContext& ctx) {
   const auto& bigV = bigT.doubles();
   // Gradients of the small and big operands: one of them is grad_input, the other is grad_output (read only).
   std::vector<double> gSmall, gBig;
-  if (transposed) gSmall.assign(smallV.size(), 0.0);
-  else gBig.assign(bigV.size(), 0.0);
+  if (transposed)
+    gSmall.assign(smallV.size(), 0.0);
+  else
+    gBig.assign(bigV.size(), 0.0);
   for (int64_t n = 0; n < batch; ++n) {
     for (int64_t g = 0; g < groups; ++g) {
       for (int64_t cs = g * smallCG; cs < (g + 1) * smallCG; ++cs) {
@@ -295,7 +297,8 @@ StatusOr<Outputs> adaptiveAvgPool2dBackward(const RefKernelContext& ctx) {
       int64_t h0 = start(oh, p.oh, p.ih), h1 = end(oh, p.oh, p.ih);
       for (int64_t ow = 0; ow < p.ow; ++ow) {
         int64_t w0 = start(ow, p.ow, p.iw), w1 = end(ow, p.ow, p.iw);
-        double delta = gv[at((c * p.oh + oh) * p.ow + ow)] / static_cast<double>(h1 - h0) / static_cast<double>(w1 - w0);
+        double delta =
+            gv[at((c * p.oh + oh) * p.ow + ow)] / static_cast<double>(h1 - h0) / static_cast<double>(w1 - w0);
         for (int64_t h = h0; h < h1; ++h)
           for (int64_t w = w0; w < w1; ++w) ov[at((c * p.ih + h) * p.iw + w)] += delta;
       }
@@ -310,7 +313,8 @@ StatusOr<Outputs> adaptiveAvgPool2dBackward(const RefKernelContext& ctx) {
 /// D = rowsum(dO * O), dS = P * (dO v^T - D): dq = scale * dS k, dk = scale * dS^T q, dv = P^T dO.
 StatusOr<Outputs> flashAttentionCpuBackward(const RefKernelContext& ctx) {
   if (ctx.getFloat("dropout_p") > 0)
-    return unimplemented(ctx.schema().name + ": dropout_p > 0 is not supported by the reference executor (the dropout "
+    return unimplemented(ctx.schema().name +
+                         ": dropout_p > 0 is not supported by the reference executor (the dropout "
                          "mask of the forward cannot be reproduced)");
   const HostTensor& go = *ctx.input(0);
   const HostTensor& q = *ctx.input(1);
@@ -344,8 +348,10 @@ StatusOr<Outputs> flashAttentionCpuBackward(const RefKernelContext& ctx) {
         double score = dot * scale;
         if (mask) {
           int64_t mo = batch * maskStrides[0] + head * maskStrides[1] + i * maskStrides[2] + j * maskStrides[3];
-          if (mask->dtype() == DType::kBool) score = mask->getInt(mo) ? score : -INFINITY;
-          else score += mask->getDouble(mo);
+          if (mask->dtype() == DType::kBool)
+            score = mask->getInt(mo) ? score : -INFINITY;
+          else
+            score += mask->getDouble(mo);
         }
         p[at(j)] = std::exp(score - lseI);
       }

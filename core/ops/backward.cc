@@ -36,8 +36,9 @@ StatusOr<Types> inferGeluBackward(const InferContext& ctx) {
 
 StatusOr<Types> inferLeakyReluBackward(const InferContext& ctx) {
   if (ctx.getBool("self_is_result") && ctx.getFloat("negative_slope") < 0)
-    return ctx.error("self_is_result (the in-place forward) with a negative negative_slope is not supported: the "
-                     "input cannot be recovered from the result");
+    return ctx.error(
+        "self_is_result (the in-place forward) with a negative negative_slope is not supported: the "
+        "input cannot be recovered from the result");
   return pointwiseGrad(true, "self")(ctx);
 }
 
@@ -170,8 +171,9 @@ StatusOr<int64_t> checkScatterBack(const InferContext& ctx, const std::vector<Sy
       if (!dropsDim) ++j;
       continue;
     }
-    RETURN_IF_ERROR(requireSameSize(ctx, g->shape[j], sizes[i],
-                                    "grad_output dim " + std::to_string(j) + " and input_sizes[" + std::to_string(i) + "]"));
+    RETURN_IF_ERROR(
+        requireSameSize(ctx, g->shape[j], sizes[i],
+                        "grad_output dim " + std::to_string(j) + " and input_sizes[" + std::to_string(i) + "]"));
     ++j;
   }
   return *dim;
@@ -221,12 +223,14 @@ Status registerPointwiseLossBackwardOps(ir::OpRegistry& reg) {
   RETURN_IF_ERROR(reg.add("aten.tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
                           pointwiseGrad(true, "output"), "backward", "tanh gradient from its output: g * (1 - y^2)"));
   RETURN_IF_ERROR(reg.add("aten.sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-                          pointwiseGrad(true, "output"), "backward", "sigmoid gradient from its output: g * (1 - y) * y"));
+                          pointwiseGrad(true, "output"), "backward",
+                          "sigmoid gradient from its output: g * (1 - y) * y"));
   RETURN_IF_ERROR(reg.add("aten.silu_backward(Tensor grad_output, Tensor self) -> Tensor", pointwiseGrad(true, "self"),
                           "backward", "silu gradient: g * s * (1 + x * (1 - s)), s = sigmoid(x)"));
   RETURN_IF_ERROR(
       reg.add("aten.hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor",
-              pointwiseGrad(true, "self"), "backward", "hardtanh gradient: grad_output where min_val < self < max_val, else 0 (NaN too)"));
+              pointwiseGrad(true, "self"), "backward",
+              "hardtanh gradient: grad_output where min_val < self < max_val, else 0 (NaN too)"));
   RETURN_IF_ERROR(reg.add(
       "aten.leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor",
       inferLeakyReluBackward, "backward", "leaky_relu gradient: g where self > 0, else g * negative_slope"));
@@ -236,25 +240,27 @@ Status registerPointwiseLossBackwardOps(ir::OpRegistry& reg) {
   RETURN_IF_ERROR(reg.add(
       "aten._log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor",
       inferSoftmaxBackward, "backward", "log_softmax gradient from its output: g - exp(y) * sum(g, dim)"));
-  RETURN_IF_ERROR(reg.add("aten.embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
-                          "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
-                          inferEmbeddingDenseBackward, "backward",
-                          "embedding weight gradient: rows of grad_output summed per index"));
-  RETURN_IF_ERROR(reg.add("aten.nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
-                          "int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
-                          inferNllLossBackward, "backward", "nll_loss gradient: -weight[t] * g at the target class"));
+  RETURN_IF_ERROR(reg.add(
+      "aten.embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, "
+      "SymInt padding_idx, bool scale_grad_by_freq) -> Tensor",
+      inferEmbeddingDenseBackward, "backward", "embedding weight gradient: rows of grad_output summed per index"));
+  RETURN_IF_ERROR(
+      reg.add("aten.nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, "
+              "int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor",
+              inferNllLossBackward, "backward", "nll_loss gradient: -weight[t] * g at the target class"));
   RETURN_IF_ERROR(
       reg.add("aten.mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor",
               inferMseLossBackward, "backward", "mse_loss gradient: 2 * (self - target) * g (/ numel for mean)"));
   RETURN_IF_ERROR(reg.add("aten.native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor",
                           inferDropoutBackward, "backward", "dropout gradient: grad_output * mask * scale"));
-  RETURN_IF_ERROR(reg.add("aten.select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
-                          inferSelectBackward, "backward",
-                          "select gradient: zeros of input_sizes with grad_output at index along dim"));
-  RETURN_IF_ERROR(reg.add("aten.slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, "
-                          "SymInt end, SymInt step) -> Tensor",
-                          inferSliceBackward, "backward",
-                          "slice gradient: zeros of input_sizes with grad_output in the slice (python-style bounds)"));
+  RETURN_IF_ERROR(reg.add(
+      "aten.select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor",
+      inferSelectBackward, "backward", "select gradient: zeros of input_sizes with grad_output at index along dim"));
+  RETURN_IF_ERROR(
+      reg.add("aten.slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, "
+              "SymInt end, SymInt step) -> Tensor",
+              inferSliceBackward, "backward",
+              "slice gradient: zeros of input_sizes with grad_output in the slice (python-style bounds)"));
   return Status::ok();
 }
 

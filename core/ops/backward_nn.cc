@@ -84,8 +84,7 @@ StatusOr<Types> inferBatchNormBackward(const InferContext& ctx) {
   bool train = ctx.getBool("train");
   if (train && (!ctx.input(5) || !ctx.input(6)))
     return ctx.error("train = true needs save_mean and save_invstd (the batch statistics of the forward)");
-  if (!train && (!ctx.input(3) || !ctx.input(4)))
-    return ctx.error("train = false needs running_mean and running_var");
+  if (!train && (!ctx.input(3) || !ctx.input(4))) return ctx.error("train = false needs running_mean and running_var");
   const TensorType* weight = ctx.input(2);
   DType pdt = weight ? weight->dtype : x->dtype;
   return Types{makeType(x->dtype, x->shape), makeType(pdt, {c}), makeType(pdt, {c})};
@@ -105,7 +104,8 @@ StatusOr<std::vector<SymExpr>> exactList(const InferContext& ctx, const std::str
 Status requireNonNegative(const InferContext& ctx, const SymExpr& v, int64_t lo, const std::string& what) {
   auto ge = ir::proveGE(v, SymExpr(lo), ctx.assumptions());
   if (ge && *ge) return Status::ok();
-  return ctx.error(what + " must be >= " + std::to_string(lo) + ", got " + v.toString() + (ge ? "" : " (not provably)"));
+  return ctx.error(what + " must be >= " + std::to_string(lo) + ", got " + v.toString() +
+                   (ge ? "" : " (not provably)"));
 }
 
 StatusOr<Types> inferConvolutionBackward(const InferContext& ctx) {
@@ -138,7 +138,8 @@ StatusOr<Types> inferConvolutionBackward(const InferContext& ctx) {
     if (transposed) RETURN_IF_ERROR(requireNonNegative(ctx, outPad[i], 0, "output_padding[" + dimText(i) + "]"));
   }
   auto groupsC = ctx.getSym("groups").constant();
-  if (!groupsC || *groupsC < 1) return ctx.error("groups must be a constant >= 1, got " + ctx.attr("groups").toString());
+  if (!groupsC || *groupsC < 1)
+    return ctx.error("groups must be a constant >= 1, got " + ctx.attr("groups").toString());
   SymExpr groups(*groupsC);
   // Channels: non-transposed weight [Cout, Cin/groups, k...]; transposed [Cin, Cout/groups, k...].
   SymExpr cin = x->shape[1], cout;
@@ -164,7 +165,8 @@ StatusOr<Types> inferConvolutionBackward(const InferContext& ctx) {
   }
   if (!ctx.isNone("bias_sizes")) {
     std::vector<SymExpr> bs = ctx.getSyms("bias_sizes");
-    if (bs.size() != 1) return ctx.error("bias_sizes must be [output channels], got " + ctx.attr("bias_sizes").toString());
+    if (bs.size() != 1)
+      return ctx.error("bias_sizes must be [output channels], got " + ctx.attr("bias_sizes").toString());
     RETURN_IF_ERROR(requireSameSize(ctx, bs[0], cout, "bias_sizes[0] and the output channels"));
   }
   return Types{makeType(x->dtype, x->shape), makeType(w->dtype, w->shape), makeType(g->dtype, {cout})};
@@ -186,8 +188,7 @@ Status readPair(const InferContext& ctx, const std::string& name, int64_t out[2]
     out[1] = empty[1];
     return Status::ok();
   }
-  if (v->size() != 1 && v->size() != 2)
-    return ctx.error(name + " must have 1 or 2 entries, got " + a.toString());
+  if (v->size() != 1 && v->size() != 2) return ctx.error(name + " must have 1 or 2 entries, got " + a.toString());
   out[0] = (*v)[0];
   out[1] = v->back();
   return Status::ok();
@@ -221,12 +222,12 @@ StatusOr<SymExpr> pooledSize(const InferContext& ctx, const SymExpr& in, const P
   if (ceilMode) {
     // The last window must start inside the input or the left padding.
     auto ge = ir::proveGE((out - 1) * q.s[i], in + q.p[i], ctx.assumptions());
-    if (!ge)
-      return ctx.error("cannot decide the ceil_mode output size for the symbolic input size " + in.toString());
+    if (!ge) return ctx.error("cannot decide the ceil_mode output size for the symbolic input size " + in.toString());
     if (*ge) out = out - 1;
   }
   auto pos = ir::proveGE(out, SymExpr(1), ctx.assumptions());
-  if (pos && !*pos) return ctx.error("pooled output size " + out.toString() + " is too small for input size " + in.toString());
+  if (pos && !*pos)
+    return ctx.error("pooled output size " + out.toString() + " is too small for input size " + in.toString());
   return out;
 }
 
@@ -241,7 +242,8 @@ Status checkPooledGrad(const InferContext& ctx, const TensorType* g, const Tenso
     return ctx.error("grad_output " + g->toString() + " must have the rank of self " + self->toString());
   size_t r = self->shape.size();
   for (size_t i = 0; i + 2 < r; ++i)
-    RETURN_IF_ERROR(requireSameSize(ctx, g->shape[i], self->shape[i], "grad_output dim " + dimText(i) + " and self dim " + dimText(i)));
+    RETURN_IF_ERROR(requireSameSize(ctx, g->shape[i], self->shape[i],
+                                    "grad_output dim " + dimText(i) + " and self dim " + dimText(i)));
   if (!q) return Status::ok();
   for (int i = 0; i < 2; ++i) {
     ASSIGN_OR_RETURN(SymExpr out, pooledSize(ctx, self->shape[r - 2 + i], *q, i, ceilMode));
@@ -294,7 +296,8 @@ StatusOr<Types> inferFlashAttentionCpuBackward(const InferContext& ctx) {
   for (const auto& [t, name] : same) RETURN_IF_ERROR(requireSameDType(ctx, t, name, q, "query"));
   RETURN_IF_ERROR(requireFloating(ctx, lse, "logsumexp"));
   for (const auto& [t, name] : {std::pair{q, "query"}, {k, "key"}, {v, "value"}, {go, "grad_out"}, {out, "out"}})
-    if (t->rank() != 4) return ctx.error(std::string(name) + " must be 4-D [batch, heads, seq, dim], got " + t->toString());
+    if (t->rank() != 4)
+      return ctx.error(std::string(name) + " must be 4-D [batch, heads, seq, dim], got " + t->toString());
   const SymExpr &batch = q->shape[0], &heads = q->shape[1], &l = q->shape[2], &e = q->shape[3], &s = k->shape[2];
   const SymExpr& ev = v->shape[3];
   for (size_t i = 0; i < 2; ++i) {
@@ -327,40 +330,46 @@ StatusOr<Types> inferFlashAttentionCpuBackward(const InferContext& ctx) {
 }  // namespace
 
 Status registerNNBackwardOps(ir::OpRegistry& reg) {
-  RETURN_IF_ERROR(reg.add("aten.native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
-                          "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, int[] output_mask) "
-                          "-> (Tensor, Tensor, Tensor)",
-                          inferLayerNormBackward, "backward",
-                          "layer_norm gradients (input, weight, bias); output_mask is ATen's bool[3] as 0/1 ints, "
-                          "all three are always computed"));
-  RETURN_IF_ERROR(reg.add("aten.native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, "
-                          "Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, "
-                          "bool train, float eps, int[] output_mask) -> (Tensor, Tensor, Tensor)",
-                          inferBatchNormBackward, "backward",
-                          "batch_norm gradients (input, weight, bias); output_mask as 0/1 ints, all always computed"));
-  RETURN_IF_ERROR(reg.add("aten.convolution_backward(Tensor grad_output, Tensor input, Tensor weight, "
-                          "SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
-                          "bool transposed, SymInt[] output_padding, SymInt groups, int[] output_mask) "
-                          "-> (Tensor, Tensor, Tensor)",
-                          inferConvolutionBackward, "backward",
-                          "convolution gradients (input, weight, bias), 1-d/2-d/3-d, groups, transposed; "
-                          "output_mask as 0/1 ints, all always computed"));
-  RETURN_IF_ERROR(reg.add("aten.max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[] kernel_size, "
-                          "int[] stride, int[] padding, int[] dilation, bool ceil_mode, Tensor indices) -> Tensor",
-                          inferMaxPool2dBackward, "backward",
-                          "max_pool2d gradient: grad_output scattered (added) to the argmax positions in indices"));
-  RETURN_IF_ERROR(reg.add("aten.avg_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride, "
-                          "int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
-                          inferAvgPool2dBackward, "backward", "avg_pool2d gradient: each window's share of grad_output"));
+  RETURN_IF_ERROR(
+      reg.add("aten.native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, "
+              "Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, int[] output_mask) "
+              "-> (Tensor, Tensor, Tensor)",
+              inferLayerNormBackward, "backward",
+              "layer_norm gradients (input, weight, bias); output_mask is ATen's bool[3] as 0/1 ints, "
+              "all three are always computed"));
+  RETURN_IF_ERROR(
+      reg.add("aten.native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, "
+              "Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, "
+              "bool train, float eps, int[] output_mask) -> (Tensor, Tensor, Tensor)",
+              inferBatchNormBackward, "backward",
+              "batch_norm gradients (input, weight, bias); output_mask as 0/1 ints, all always computed"));
+  RETURN_IF_ERROR(
+      reg.add("aten.convolution_backward(Tensor grad_output, Tensor input, Tensor weight, "
+              "SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, "
+              "bool transposed, SymInt[] output_padding, SymInt groups, int[] output_mask) "
+              "-> (Tensor, Tensor, Tensor)",
+              inferConvolutionBackward, "backward",
+              "convolution gradients (input, weight, bias), 1-d/2-d/3-d, groups, transposed; "
+              "output_mask as 0/1 ints, all always computed"));
+  RETURN_IF_ERROR(
+      reg.add("aten.max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[] kernel_size, "
+              "int[] stride, int[] padding, int[] dilation, bool ceil_mode, Tensor indices) -> Tensor",
+              inferMaxPool2dBackward, "backward",
+              "max_pool2d gradient: grad_output scattered (added) to the argmax positions in indices"));
+  RETURN_IF_ERROR(
+      reg.add("aten.avg_pool2d_backward(Tensor grad_output, Tensor self, int[] kernel_size, int[] stride, "
+              "int[] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor",
+              inferAvgPool2dBackward, "backward", "avg_pool2d gradient: each window's share of grad_output"));
   RETURN_IF_ERROR(reg.add("aten._adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor",
                           inferAdaptiveAvgPool2dBackward, "backward",
                           "adaptive_avg_pool2d gradient: each bin's share of grad_output"));
-  RETURN_IF_ERROR(reg.add("aten._scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, "
-                          "Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, "
-                          "Tensor? attn_mask=None, float? scale=None) -> (Tensor, Tensor, Tensor)",
-                          inferFlashAttentionCpuBackward, "backward",
-                          "attention gradients (query, key, value) from the forward's out and logsumexp; causal is "
-                          "top-left aligned; the reference executor has no dropout"));
+  RETURN_IF_ERROR(
+      reg.add("aten._scaled_dot_product_flash_attention_for_cpu_backward(Tensor grad_out, Tensor query, "
+              "Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, "
+              "Tensor? attn_mask=None, float? scale=None) -> (Tensor, Tensor, Tensor)",
+              inferFlashAttentionCpuBackward, "backward",
+              "attention gradients (query, key, value) from the forward's out and logsumexp; causal is "
+              "top-left aligned; the reference executor has no dropout"));
   return Status::ok();
 }
 

@@ -140,9 +140,14 @@ TEST(BackwardBatchNorm, Errors) {
 
 AttrMap convAttrs(std::vector<int64_t> stride, std::vector<int64_t> pad, std::vector<int64_t> dil, bool transposed,
                   std::vector<int64_t> outPad, int64_t groups) {
-  return {{"bias_sizes", Attribute::none()}, {"stride", al(stride)},     {"padding", al(pad)},
-          {"dilation", al(dil)},             {"transposed", ab(transposed)}, {"output_padding", al(outPad)},
-          {"groups", ai(groups)},            {"output_mask", mask3()}};
+  return {{"bias_sizes", Attribute::none()},
+          {"stride", al(stride)},
+          {"padding", al(pad)},
+          {"dilation", al(dil)},
+          {"transposed", ab(transposed)},
+          {"output_padding", al(outPad)},
+          {"groups", ai(groups)},
+          {"output_mask", mask3()}};
 }
 
 TEST(BackwardConvolution, OneDimensional) {
@@ -210,7 +215,8 @@ TEST(BackwardConvolution, SymbolicInferenceAndErrors) {
   ASSERT_FALSE(bad.isOk());
   EXPECT_NE(bad.status().message().find("grad_output dim 2 and the convolution's output size"), std::string::npos)
       << bad.status().toString();
-  auto badGroups = infer("aten.convolution_backward", {&g, &x, &w}, convAttrs({2, 2}, {1, 1}, {1, 1}, false, {0, 0}, 3));
+  auto badGroups =
+      infer("aten.convolution_backward", {&g, &x, &w}, convAttrs({2, 2}, {1, 1}, {1, 1}, false, {0, 0}, 3));
   ASSERT_FALSE(badGroups.isOk());
   EXPECT_NE(badGroups.status().message().find("weight dim 1 * groups and input channels"), std::string::npos)
       << badGroups.status().toString();
@@ -227,7 +233,8 @@ TEST(BackwardConvolution, SymbolicInferenceAndErrors) {
 // ---- pooling -----------------------------------------------------------------------------
 
 AttrMap maxPoolAttrs(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int64_t> p, bool ceil = false) {
-  return {{"kernel_size", al(k)}, {"stride", al(s)}, {"padding", al(p)}, {"dilation", al({1, 1})}, {"ceil_mode", ab(ceil)}};
+  return {
+      {"kernel_size", al(k)}, {"stride", al(s)}, {"padding", al(p)}, {"dilation", al({1, 1})}, {"ceil_mode", ab(ceil)}};
 }
 
 TEST(BackwardPooling, MaxPoolScattersToIndicesAndAccumulates) {
@@ -240,8 +247,9 @@ TEST(BackwardPooling, MaxPoolScattersToIndicesAndAccumulates) {
   HostTensor self3 = F({1, 1, 3}, {0, 0, 0});
   HostTensor g2 = F({1, 1, 2}, {1, 2});
   HostTensor idx2 = I({1, 1, 2}, {1, 1});
-  expectValues(run1("aten.max_pool2d_with_indices_backward", {&g2, &self3, &idx2}, maxPoolAttrs({1, 2}, {1, 1}, {0, 0})),
-               {1, 1, 3}, {0, 3, 0});
+  expectValues(
+      run1("aten.max_pool2d_with_indices_backward", {&g2, &self3, &idx2}, maxPoolAttrs({1, 2}, {1, 1}, {0, 0})),
+      {1, 1, 3}, {0, 3, 0});
   HostTensor bad = I({1, 1, 2}, {1, 3});
   expectError("aten.max_pool2d_with_indices_backward", {&g2, &self3, &bad}, maxPoolAttrs({1, 2}, {1, 1}, {0, 0}),
               "index 3 at position 1 of indices is outside the input plane");
@@ -291,7 +299,10 @@ TEST(BackwardPooling, AvgPoolPaddingModes) {
   // Overlapping windows, no padding, stride [] = kernel: 3x3 kernel over 3x3 spreads g / 9.
   HostTensor self3 = F({1, 3, 3}, std::vector<double>(9, 0));
   HostTensor g1 = F({1, 1, 1}, {9});
-  AttrMap b{{"kernel_size", al({3})}, {"stride", al({})}, {"padding", al({0})}, {"ceil_mode", ab(false)},
+  AttrMap b{{"kernel_size", al({3})},
+            {"stride", al({})},
+            {"padding", al({0})},
+            {"ceil_mode", ab(false)},
             {"count_include_pad", ab(true)}};
   expectValues(run1("aten.avg_pool2d_backward", {&g1, &self3}, b), {1, 3, 3}, std::vector<double>(9, 1));
   b["divisor_override"] = ai(0);
@@ -331,7 +342,8 @@ TEST(BackwardAttention, OneQueryTwoKeys) {
   HostTensor out1 = F({1, 1, 1, 1}, {1});
   HostTensor lse0 = F({1, 1, 1}, {0});
   a["is_causal"] = ab(true);
-  auto c = run("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&go, &q, &k, &v, &out1, &lse0, nullptr}, a);
+  auto c =
+      run("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&go, &q, &k, &v, &out1, &lse0, nullptr}, a);
   ASSERT_TRUE(c.isOk()) << c.status().toString();
   expectValues((*c)[1], {1, 1, 2, 1}, {0, 0});
   expectValues((*c)[2], {1, 1, 2, 1}, {1, 0});
@@ -355,11 +367,13 @@ TEST(BackwardAttention, ShapeErrors) {
   ASSERT_TRUE(r.isOk()) << r.status().toString();
   EXPECT_EQ((*r)[1].toString(), "f32[2, 4, s, 8]");
   TensorType k6 = tt(DType::kF32, {2, 4, sym("s"), 6});
-  auto bad = infer("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&o, &q, &k6, &k, &o, &lse, nullptr}, a);
+  auto bad =
+      infer("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&o, &q, &k6, &k, &o, &lse, nullptr}, a);
   ASSERT_FALSE(bad.isOk());
   EXPECT_NE(bad.status().message().find("key dim 3 and query dim 3"), std::string::npos) << bad.status().toString();
   TensorType mask = tt(DType::kF32, {3, sym("s")});
-  auto badMask = infer("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&o, &q, &k, &k, &o, &lse, &mask}, a);
+  auto badMask =
+      infer("aten._scaled_dot_product_flash_attention_for_cpu_backward", {&o, &q, &k, &k, &o, &lse, &mask}, a);
   ASSERT_FALSE(badMask.isOk());
   EXPECT_NE(badMask.status().message().find("attn_mask f32[3, s] must broadcast"), std::string::npos)
       << badMask.status().toString();

@@ -284,8 +284,9 @@ TEST(BackwardSelect, PlacesGradAtIndex) {
   a["index"] = ai(0);
   expectError("aten.select_backward", {&g3}, a, "grad_output dim 0 and input_sizes[0]");
   TensorType gt = tt(DType::kF32, {3});
-  auto r = infer("aten.select_backward", {&gt},
-                 {{"input_sizes", Attribute::fromInts(std::vector<SymExpr>{sym("s"), 3})}, {"dim", ai(0)}, {"index", ai(0)}});
+  auto r = infer(
+      "aten.select_backward", {&gt},
+      {{"input_sizes", Attribute::fromInts(std::vector<SymExpr>{sym("s"), 3})}, {"dim", ai(0)}, {"index", ai(0)}});
   ASSERT_TRUE(r.isOk()) << r.status().toString();
   EXPECT_EQ((*r)[0].toString(), "f32[s, 3]");
 }
