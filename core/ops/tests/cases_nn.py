@@ -130,15 +130,15 @@ add("aten.native_group_norm", [T("f64", [3, 4]), None, None], {"N": 3, "C": 4, "
 
 for op in ("_softmax", "_log_softmax"):
     fn = getattr(A, op).default
-    add(f"aten.{op}.default", [T("f64", [3, 4, 5])], {"dim": -1, "half_to_float": False},
+    add(f"aten.{op}", [T("f64", [3, 4, 5])], {"dim": -1, "half_to_float": False},
         lambda x, fn=fn: fn(x, -1, False))
-    add(f"aten.{op}.default", [T("f64", [3, 4, 5])], {"dim": 1, "half_to_float": False},
+    add(f"aten.{op}", [T("f64", [3, 4, 5])], {"dim": 1, "half_to_float": False},
         lambda x, fn=fn: fn(x, 1, False), id="dim1")
-    add(f"aten.{op}.default", [T("f64", [2, 3], values=[1000, 0, -1000, float("-inf"), 0, float("-inf")])],
+    add(f"aten.{op}", [T("f64", [2, 3], values=[1000, 0, -1000, float("-inf"), 0, float("-inf")])],
         {"dim": 1, "half_to_float": False}, lambda x, fn=fn: fn(x, 1, False), id="extreme")
-    add(f"aten.{op}.default", [T("f64", [2, 2], values=[float("-inf"), float("-inf"), float("nan"), 1.0])],
+    add(f"aten.{op}", [T("f64", [2, 2], values=[float("-inf"), float("-inf"), float("nan"), 1.0])],
         {"dim": 1, "half_to_float": False}, lambda x, fn=fn: fn(x, 1, False), id="nan_rows")
-    add(f"aten.{op}.default", [T("f32", [4, 6])], {"dim": 0, "half_to_float": False},
+    add(f"aten.{op}", [T("f32", [4, 6])], {"dim": 0, "half_to_float": False},
         lambda x, fn=fn: fn(x, 0, False), id="f32", rtol=1e-5, atol=1e-6)
 
 
