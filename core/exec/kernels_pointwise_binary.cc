@@ -22,9 +22,11 @@ struct Fns {
 
 /// Which dtype the operands are cast to before the function sees them.
 enum class Compute {
-  kResult,  ///< the output dtype (arithmetic); a Scalar operand keeps float32/64 precision
-  kCommon,  ///< the promoted dtype of the operands (comparisons, whose output is bool)
-  kTruth,   ///< no cast: truthiness of each operand (logical ops)
+  kResult,              ///< the output dtype (arithmetic); a Scalar operand is cast to it too
+  kResultOpmathScalar,  ///< as kResult, but a zero-dim second operand keeps float32 precision
+                        ///< for 16-bit float results (PyTorch's mul and div CPU kernels)
+  kCommon,              ///< the promoted dtype of the operands (comparisons, whose output is bool)
+  kTruth,               ///< no cast: truthiness of each operand (logical ops)
 };
 
 StatusOr<std::vector<HostTensor>> runBinary(const RefKernelContext& c, Compute mode, const Fns& fns) {
@@ -47,8 +49,7 @@ StatusOr<std::vector<HostTensor>> runBinary(const RefKernelContext& c, Compute m
     compute = scalar ? resultTypeOf({&a}, {scalar}) : resultTypeOf({&a, b}, {});
   else if (mode == Compute::kTruth)
     compute = DType::kF64;
-  // Scalars in arithmetic keep PyTorch's opmath precision (float32 for 16-bit floats).
-  DType loadB = scalar && mode == Compute::kResult && ir::isFloating(compute) ? opmathType(compute) : compute;
+  DType loadB = mode == Compute::kResultOpmathScalar && b->rank() == 0 ? opmathType(compute) : compute;
   const std::array<std::vector<int64_t>, 2> strides{stridesFor(a, out.shape()), stridesFor(*b, out.shape())};
   bool divByZero = false;
   if (ir::isFloating(compute)) {
@@ -156,8 +157,9 @@ IntFn total(std::function<int64_t(int64_t, int64_t)> f) {
 Fns addFns(const RefKernelContext& c, int sign, bool reversed) {
   const ir::Attribute& alphaAttr = c.attr("alpha");
   double af = scalarDouble(alphaAttr);
-  if (ir::isFloating(c.outDType())) af = roundToFloatType(af, opmathType(c.outDType()));
+  if (ir::isFloating(c.outDType())) af = roundToFloatType(af, c.outDType());  // alpha is cast to the result dtype
   int64_t ai = scalarInt(alphaAttr);
+  if (c.outDType() == DType::kBool) ai = ai != 0;  // alpha is converted to the result dtype
   if (sign < 0) {
     af = -af;
     ai = wrapNeg(ai);
@@ -194,11 +196,12 @@ void registerPointwiseBinaryKernels(RefKernelTable& t) {
   for (const char* n : {"aten.sub.Tensor", "aten.sub.Scalar"})
     addBinary(t, n, R, [](const RefKernelContext& c) { return addFns(c, -1, false); });
   addBinary(t, "aten.rsub.Scalar", R, [](const RefKernelContext& c) { return addFns(c, -1, true); });
+  const Compute RO = Compute::kResultOpmathScalar;
   for (const char* n : {"aten.mul.Tensor", "aten.mul.Scalar"})
-    addFixed(t, n, R, [](double x, double y) { return x * y; }, total(wrapMul));
+    addFixed(t, n, RO, [](double x, double y) { return x * y; }, total(wrapMul));
   for (const char* n : {"aten.div.Tensor", "aten.div.Scalar"})
-    addFixed(t, n, R, [](double x, double y) { return x / y; }, nullptr);
-  addBinary(t, "aten.div.Tensor_mode", R, [](const RefKernelContext& c) -> Fns {
+    addFixed(t, n, RO, [](double x, double y) { return x / y; }, nullptr);
+  addBinary(t, "aten.div.Tensor_mode", RO, [](const RefKernelContext& c) -> Fns {
     if (c.isNone("rounding_mode")) return {[](double x, double y) { return x / y; }, nullptr};
     if (c.getString("rounding_mode") == "trunc")
       return {[](double x, double y) { return std::trunc(x / y); }, truncDivI};
@@ -207,7 +210,7 @@ void registerPointwiseBinaryKernels(RefKernelTable& t) {
   addFixed(t, "aten.pow.Tensor_Tensor", R, [](double x, double y) { return std::pow(x, y); }, total(powI));
   addBinary(t, "aten.pow.Tensor_Scalar", R, [](const RefKernelContext& c) -> Fns {
     double e = scalarDouble(c.attr("exponent"));
-    if (ir::isFloating(c.outDType())) e = roundToFloatType(e, opmathType(c.outDType()));
+    if (ir::isFloating(c.outDType())) e = roundToFloatType(e, c.outDType());
     int64_t ei = scalarInt(c.attr("exponent"));
     return {[e](double x, double) { return powScalarF(x, e); },
             total([ei](int64_t x, int64_t) { return powI(x, ei); })};

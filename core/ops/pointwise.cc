@@ -176,6 +176,8 @@ ir::InferFn unaryInfer(UnaryKind kind) {
         return ctx.error("cannot apply hardtanh to an unsigned tensor with negative limits" + got);
       RETURN_IF_ERROR(pw::checkScalarFits(ctx, "min_val", x.dtype));
       RETURN_IF_ERROR(pw::checkScalarFits(ctx, "max_val", x.dtype));
+    } else if (name == "aten.leaky_relu") {
+      RETURN_IF_ERROR(pw::checkScalarFits(ctx, "negative_slope", pw::opmathType(x.dtype)));
     }
     return pw::one(out, x.shape);
   };
@@ -235,6 +237,7 @@ Types inferLerp(const InferContext& ctx) {
   if (end.dtype != x.dtype)
     return ctx.error("end must have the dtype of self (" + pw::dtypeStr(x.dtype) + "), got " + end.toString());
   ASSIGN_OR_RETURN(ir::Shape shape, ir::broadcastShapes(x.shape, end.shape, ctx.assumptions()));
+  RETURN_IF_ERROR(pw::checkScalarFits(ctx, "weight", pw::opmathType(x.dtype)));
   return pw::one(x.dtype, shape);
 }
 
@@ -244,6 +247,7 @@ Types inferAddcmul(const InferContext& ctx) {
   DType out = ir::resultType(ops);
   if (out == DType::kBool) return ctx.error("bool tensors are not supported (all inputs are bool)");
   ASSIGN_OR_RETURN(ir::Shape shape, ir::broadcastAll(ctx.inputs(), ctx.assumptions()));
+  RETURN_IF_ERROR(pw::checkScalarFits(ctx, "value", pw::opmathType(out)));
   return pw::one(out, shape);
 }
 

@@ -97,7 +97,7 @@ Status checkAlpha(const InferContext& ctx, DType result) {
   if (alpha.kind() == Attribute::Kind::kFloat && !ir::isFloating(result))
     return ctx.error("alpha must not be a floating-point number for integer results (result is " + dtypeStr(result) +
                      ", alpha " + alpha.toString() + ")");
-  return Status::ok();
+  return checkScalarFits(ctx, "alpha", result);
 }
 
 std::string describeOperands(const TensorType& a, const TensorType* b, const Attribute* s) {
@@ -149,6 +149,9 @@ ir::InferFn binaryInfer(BinaryKind kind) {
         if (b && common == DType::kBool) return ctx.error("pow of two bool tensors is not supported" + operands);
         if (s && !ir::isFloating(common) && s->kind() == Attribute::Kind::kInt && *s->asInt() < 0)
           return ctx.error("integers to negative integer powers are not allowed" + operands);
+        // PyTorch converts the exponent to the integer or 16-bit float dtype it computes in.
+        if (s && common != DType::kF32 && common != DType::kF64)
+          RETURN_IF_ERROR(checkScalarFits(ctx, "exponent", common));
         break;
       case BinaryKind::kMinMax: break;
       case BinaryKind::kMod:

@@ -42,6 +42,23 @@ TEST(PointwiseBinary, TypePromotion) {
   expectDoubles(run1("aten.div.Scalar", {&i32}, {{"other", aI(4)}}), DType::kF32, {2}, {0.25, 0.5});
 }
 
+TEST(PointwiseBinary, ReducedFloatScalarsFollowTorch) {
+  // add / sub / remainder / pow cast a Scalar (and alpha) to f16 first: f16(1.0004) = 1.0.
+  HostTensor h = F(DType::kF16, {2}, {0.5, 1000.0});
+  expectDoubles(run1("aten.add.Scalar", {&h}, {{"other", aF(1.0004)}}), DType::kF16, {2}, {1.5, 1001.0});
+  expectDoubles(run1("aten.add.Tensor", {&h, &h}, {{"alpha", aF(1.0004)}}), DType::kF16, {2}, {1.0, 2000.0});
+  expectDoubles(run1("aten.remainder.Scalar", {&h}, {{"other", aF(1.0004)}}), DType::kF16, {2}, {0.5, 0.0});
+  // mul and div keep a zero-dim second operand in float32: 1000 * f32(1.0004).
+  const double s32 = static_cast<double>(1.0004f);
+  expectDoubles(run1("aten.mul.Scalar", {&h}, {{"other", aF(1.0004)}}), DType::kF16, {2}, {0.5 * s32, 1000.0 * s32});
+  HostTensor z = D({}, {1.0004});
+  expectDoubles(run1("aten.div.Tensor", {&h, &z}), DType::kF16, {2}, {0.5 / s32, 1000.0 / s32});
+  expectDoubles(run1("aten.div.Tensor_mode", {&h, &z}, {{"rounding_mode", aS("floor")}}), DType::kF16, {2},
+                {0.0, 999.0});
+  // ... but a zero-dim first operand is cast to f16.
+  expectDoubles(run1("aten.mul.Tensor", {&z, &h}), DType::kF16, {2}, {0.5, 1000.0});
+}
+
 TEST(PointwiseBinary, IntegerArithmeticWraps) {
   HostTensor a = I(DType::kI8, {2}, {100, -128});
   HostTensor b = I(DType::kI8, {2}, {3, -1});
@@ -71,6 +88,21 @@ TEST(PointwiseBinary, AlphaAndBoolChecks) {
                 {4.75, 5.75});
   HostTensor c = D({3}, {1, 2, 3});
   expectError(runErr("aten.add.Tensor", {&f, &c}), {"shapes [2] and [3] do not broadcast"});
+}
+
+TEST(PointwiseBinary, ScalarConversionsAreChecked) {
+  HostTensor i8 = I(DType::kI8, {2}, {1, 2});
+  expectError(runErr("aten.add.Tensor", {&i8, &i8}, {{"alpha", aI(300)}}), {"alpha", "300", "i8", "overflow"});
+  expectInts(run1("aten.add.Tensor", {&i8, &i8}, {{"alpha", aI(-128)}}), DType::kI8, {2}, {-127, 2});  // 1-128, 2-256
+  HostTensor u8 = I(DType::kU8, {2}, {1, 2});
+  expectError(runErr("aten.pow.Tensor_Scalar", {&u8}, {{"exponent", aI(300)}}), {"exponent", "u8", "overflow"});
+  HostTensor h = F(DType::kF16, {1}, {1.0});
+  expectError(runErr("aten.pow.Tensor_Scalar", {&h}, {{"exponent", aF(1e6)}}), {"exponent", "f16", "overflow"});
+  HostTensor f = F(DType::kF32, {1}, {1.0});
+  expectDoubles(run1("aten.pow.Tensor_Scalar", {&f}, {{"exponent", aF(1e6)}}), DType::kF32, {1}, {1.0});
+  // A bool result converts alpha to bool: -1 is true, so this is a logical or.
+  HostTensor b1 = B({3}, {1, 0, 0}), b2 = B({3}, {1, 1, 0});
+  expectInts(run1("aten.add.Tensor", {&b1, &b2}, {{"alpha", aI(-1)}}), DType::kBool, {3}, {1, 1, 0});
 }
 
 TEST(PointwiseBinary, TrueDivision) {

@@ -24,6 +24,9 @@ inline std::vector<ir::TensorType> one(ir::DType dtype, ir::Shape shape) { retur
 /// "i32" etc.
 inline std::string dtypeStr(ir::DType t) { return std::string(ir::dtypeName(t)); }
 
+/// The dtype PyTorch computes a dtype's arithmetic in (float32 for the 16-bit floats).
+inline ir::DType opmathType(ir::DType t) { return t == ir::DType::kF16 || t == ir::DType::kBF16 ? ir::DType::kF32 : t; }
+
 /// PyTorch's checked Scalar conversion (c10::checked_convert, as used by masked_fill, clamp and
 /// hardtanh): an error message if `value` does not fit `dtype` (bool targets never overflow;
 /// negative ints may wrap into unsigned types down to -max), nullopt if it fits.

@@ -250,6 +250,18 @@ TEST(PointwiseAddcmul, FloatIntAndErrors) {
   expectError(runErr("aten.addcmul", {&t, &t, &t}), {"bool"});
 }
 
+TEST(PointwiseScalars, ConversionsAreChecked) {
+  HostTensor f = F(DType::kF32, {1}, {1.0});
+  HostTensor h = F(DType::kF16, {1}, {-1.0});
+  HostTensor i = I(DType::kI32, {1}, {1});
+  expectError(runErr("aten.lerp.Scalar", {&f, &f}, {{"weight", aF(1e39)}}), {"weight", "f32", "overflow"});
+  expectError(runErr("aten.leaky_relu", {&f}, {{"negative_slope", aF(1e39)}}), {"negative_slope", "overflow"});
+  // 16-bit floats compute in float32, so a slope beyond the f16 range is fine.
+  expectDoubles(run1("aten.leaky_relu", {&h}, {{"negative_slope", aF(1e6)}}), DType::kF16, {1}, {-1e6});
+  expectError(runErr("aten.addcmul", {&i, &i, &i}, {{"value", aI(int64_t{1} << 40)}}), {"value", "i32", "overflow"});
+  expectError(runErr("aten.addcmul", {&i, &i, &i}, {{"value", aF(kNaN)}}), {"value", "overflow"});
+}
+
 TEST(PointwiseLarge, BroadcastGeluWhereOn256x1024) {
   std::vector<double> v(256 * 1024);
   for (size_t k = 0; k < v.size(); ++k) v[k] = static_cast<double>(k % 7) - 3.0;

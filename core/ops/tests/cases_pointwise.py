@@ -133,6 +133,21 @@ binary("mul.Tensor", [T("bool", [4]), T("f32", [4])], {}, id="bool_f32")
 binary("mul.Scalar", [T("f64", [3])], {"other": -0.0}, id="neg_zero")
 binary("mul.Scalar", [T("i64", [3])], {"other": True}, id="bool_scalar")
 
+# 16-bit floats: add / sub / remainder / pow cast a scalar to f16 (1.0004 -> 1.0), mul and div
+# keep it in float32; both give exact f16 results here, so compare tightly.
+H = dict(rtol=1e-6, atol=0)
+binary("add.Scalar", [T("f16", [2], values=[0.5, 1000.0])], {"other": 1.0004}, id="f16_scalar_cast", **H)
+binary("sub.Scalar", [T("f16", [2], values=[0.5, 1000.0])], {"other": 1.0004}, id="f16_scalar_cast", **H)
+binary("add.Tensor", [T("f16", [2], values=[0.0, 0.0]), T("f16", [2], values=[1000.0, 3.0])], {"alpha": 1.0004},
+       id="f16_alpha_cast", **H)
+binary("mul.Scalar", [T("f16", [2], values=[1000.0, 3.0])], {"other": 1.0004}, id="f16_scalar_f32", **H)
+binary("mul.Tensor", [T("f16", [2], values=[1000.0, 3.0]), T("f64", [], values=[1.0004])], id="f16_zero_dim_f32", **H)
+binary("div.Scalar", [T("f16", [2], values=[1000.0, 3.0])], {"other": 1.0004}, id="f16_scalar_f32", **H)
+binary("div.Tensor_mode", [T("f16", [2], values=[1000.0, 3.0]), T("f64", [], values=[1.0004])],
+       {"rounding_mode": "floor"}, id="f16_zero_dim_f32", **H)
+binary("remainder.Scalar", [T("f16", [2], values=[1000.0, 3.0])], {"other": 1.0004}, id="f16_scalar_cast", **H)
+binary("pow.Tensor_Scalar", [T("f16", [2], values=[1000.0, 3.0])], {"exponent": 1.0004}, id="f16_scalar_cast", **H)
+
 # ---- division ------------------------------------------------------------------------
 DIV_A = [7.0, -7.0, 7.0, -7.0, 0.0, 1.0, 5.0, -1.0, 1.0, -1.0, 0.0, INF, NAN, 1e300]
 DIV_B = [2.0, 2.0, -2.0, -2.0, -1.0, -INF, INF, 3.0, 0.0, 0.0, 0.0, 2.0, 1.0, 1e-300]
