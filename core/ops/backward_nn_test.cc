@@ -379,5 +379,34 @@ TEST(BackwardAttention, ShapeErrors) {
       << badMask.status().toString();
 }
 
+// ---- sizes -------------------------------------------------------------------------------
+
+TEST(BackwardSizes, LargeInputsAreLinearTime) {
+  // 256 x 1024 inputs (and a ResNet-sized convolution) must run in well under a second each.
+  const int64_t rows = 256, cols = 1024;
+  std::vector<double> ones(static_cast<size_t>(rows * cols), 1.0);
+  HostTensor g = F({rows, cols}, ones);
+  HostTensor y = F({rows, cols}, std::vector<double>(ones.size(), 1.0 / cols));
+  HostTensor sm = run1("aten._softmax_backward_data", {&g, &y}, {{"dim", ai(1)}, {"input_dtype", adt(DType::kF64)}});
+  EXPECT_EQ(sm.getDouble(rows * cols - 1), 0.0);  // y * (g - sum(g * y)) = y * (1 - 1)
+  HostTensor mean = F({rows, 1}, std::vector<double>(rows, 1.0));
+  auto ln = run("aten.native_layer_norm_backward", {&g, &g, &mean, &mean, nullptr, nullptr},
+                {{"normalized_shape", al({cols})}, {"output_mask", mask3()}});
+  ASSERT_TRUE(ln.isOk()) << ln.status().toString();
+  EXPECT_EQ((*ln)[2].getDouble(0), static_cast<double>(rows));
+  HostTensor idx = I({rows * 4}, std::vector<int64_t>(rows * 4, 7));
+  HostTensor ge = F({rows * 4, cols / 4}, ones);
+  HostTensor emb = run1("aten.embedding_dense_backward", {&ge, &idx},
+                        {{"num_weights", ai(50000)}, {"padding_idx", ai(-1)}, {"scale_grad_by_freq", ab(true)}});
+  EXPECT_EQ(emb.getDouble(7 * (cols / 4)), 1.0);
+  HostTensor x = F({1, 64, 28, 28}, std::vector<double>(64 * 28 * 28, 1.0));
+  HostTensor w = F({64, 64, 3, 3}, std::vector<double>(64 * 64 * 9, 1.0));
+  HostTensor gy = F({1, 64, 28, 28}, std::vector<double>(64 * 28 * 28, 1.0));
+  auto c = run("aten.convolution_backward", {&gy, &x, &w}, convAttrs({1, 1}, {1, 1}, {1, 1}, false, {0, 0}, 1));
+  ASSERT_TRUE(c.isOk()) << c.status().toString();
+  EXPECT_EQ((*c)[0].getDouble(28 + 1), 64.0 * 9);  // an interior input position sees all 9 taps of 64 channels
+  EXPECT_EQ((*c)[2].getDouble(0), 28.0 * 28);
+}
+
 }  // namespace
 }  // namespace plugsdk::bwdtest
