@@ -116,10 +116,13 @@ Tensor reshape(const Tensor& x, std::vector<SymExpr> shape) {
 }
 
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1) {
-  return unary("aten.transpose.int", x, {{"dim0", ir::Attribute::fromInt(dim0)}, {"dim1", ir::Attribute::fromInt(dim1)}});
+  return unary("aten.transpose.int", x,
+               {{"dim0", ir::Attribute::fromInt(dim0)}, {"dim1", ir::Attribute::fromInt(dim1)}});
 }
 
-Tensor cast(const Tensor& x, DType dtype) { return unary("aten._to_copy", x, {{"dtype", ir::Attribute::fromDType(dtype)}}); }
+Tensor cast(const Tensor& x, DType dtype) {
+  return unary("aten._to_copy", x, {{"dtype", ir::Attribute::fromDType(dtype)}});
+}
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
   GraphBuilder* g = builderOf(a, b);
@@ -191,24 +194,26 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) {
 }
 
 Tensor softmax(const Tensor& x, int64_t dim) {
-  return unary("aten._softmax", x, {{"dim", ir::Attribute::fromInt(dim)}, {"half_to_float", ir::Attribute::fromBool(false)}});
+  return unary("aten._softmax", x,
+               {{"dim", ir::Attribute::fromInt(dim)}, {"half_to_float", ir::Attribute::fromBool(false)}});
 }
 
 Tensor logSoftmax(const Tensor& x, int64_t dim) {
-  return unary("aten._log_softmax", x, {{"dim", ir::Attribute::fromInt(dim)}, {"half_to_float", ir::Attribute::fromBool(false)}});
+  return unary("aten._log_softmax", x,
+               {{"dim", ir::Attribute::fromInt(dim)}, {"half_to_float", ir::Attribute::fromBool(false)}});
 }
 
 Tensor layerNorm(const Tensor& x, const std::vector<SymExpr>& normalizedShape, const Tensor& w, const Tensor& b,
                  double eps) {
   if (!x.builder()) return {};
-  auto outs = x.builder()->apply("aten.native_layer_norm", {x, w, b},
-                                 {{"normalized_shape", ir::Attribute::fromInts(normalizedShape)},
-                                  {"eps", ir::Attribute::fromFloat(eps)}});
+  auto outs = x.builder()->apply(
+      "aten.native_layer_norm", {x, w, b},
+      {{"normalized_shape", ir::Attribute::fromInts(normalizedShape)}, {"eps", ir::Attribute::fromFloat(eps)}});
   return outs.empty() ? Tensor() : outs[0];
 }
 
-Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, std::vector<int64_t> stride,
-              std::vector<int64_t> padding, std::vector<int64_t> dilation, int64_t groups) {
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const std::vector<int64_t>& stride,
+              const std::vector<int64_t>& padding, const std::vector<int64_t>& dilation, int64_t groups) {
   GraphBuilder* g = builderOf(x, w);
   if (!g) return {};
   return g->op("aten.convolution", {x, w, b},
@@ -220,7 +225,8 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, std::vector<int
                 {"groups", ir::Attribute::fromInt(groups)}});
 }
 
-Tensor maxPool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride, std::vector<int64_t> padding) {
+Tensor maxPool2d(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride,
+                 const std::vector<int64_t>& padding) {
   if (!x.builder()) return {};
   auto outs = x.builder()->apply("aten.max_pool2d_with_indices", {x},
                                  {{"kernel_size", ir::Attribute::fromInts(ints(kernel))},
@@ -229,13 +235,14 @@ Tensor maxPool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64
   return outs.empty() ? Tensor() : outs[0];
 }
 
-Tensor sum(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
   return unary("aten.sum.dim_IntList", x,
                {{"dim", ir::Attribute::fromInts(ints(dims))}, {"keepdim", ir::Attribute::fromBool(keepdim)}});
 }
 
-Tensor mean(const Tensor& x, std::vector<int64_t> dims, bool keepdim) {
-  return unary("aten.mean.dim", x, {{"dim", ir::Attribute::fromInts(ints(dims))}, {"keepdim", ir::Attribute::fromBool(keepdim)}});
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim) {
+  return unary("aten.mean.dim", x,
+               {{"dim", ir::Attribute::fromInts(ints(dims))}, {"keepdim", ir::Attribute::fromBool(keepdim)}});
 }
 
 }  // namespace plugsdk::builder

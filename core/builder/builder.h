@@ -85,14 +85,15 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b = {});
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor logSoftmax(const Tensor& x, int64_t dim);
-Tensor layerNorm(const Tensor& x, const std::vector<SymExpr>& normalizedShape, const Tensor& w = {}, const Tensor& b = {},
-                 double eps = 1e-5);
-Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b = {}, std::vector<int64_t> stride = {1, 1},
-              std::vector<int64_t> padding = {0, 0}, std::vector<int64_t> dilation = {1, 1}, int64_t groups = 1);
-Tensor maxPool2d(const Tensor& x, std::vector<int64_t> kernel, std::vector<int64_t> stride = {},
-                 std::vector<int64_t> padding = {0, 0});
-Tensor sum(const Tensor& x, std::vector<int64_t> dims, bool keepdim = false);
-Tensor mean(const Tensor& x, std::vector<int64_t> dims, bool keepdim = false);
+Tensor layerNorm(const Tensor& x, const std::vector<SymExpr>& normalizedShape, const Tensor& w = {},
+                 const Tensor& b = {}, double eps = 1e-5);
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b = {}, const std::vector<int64_t>& stride = {1, 1},
+              const std::vector<int64_t>& padding = {0, 0}, const std::vector<int64_t>& dilation = {1, 1},
+              int64_t groups = 1);
+Tensor maxPool2d(const Tensor& x, const std::vector<int64_t>& kernel, const std::vector<int64_t>& stride = {},
+                 const std::vector<int64_t>& padding = {0, 0});
+Tensor sum(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
+Tensor mean(const Tensor& x, const std::vector<int64_t>& dims, bool keepdim = false);
 Tensor reshape(const Tensor& x, std::vector<SymExpr> shape);
 Tensor transpose(const Tensor& x, int64_t dim0, int64_t dim1);
 Tensor cast(const Tensor& x, DType dtype);

@@ -40,7 +40,7 @@ TEST(Builder, BroadcastingAndPromotionFollowTorch) {
   GraphBuilder b(ctx);
   Tensor i = b.input("i", DType::kI32, {4, 1});
   Tensor f = b.input("f", DType::kF16, {3});
-  Tensor s = i + f;  // i32[4,1] + f16[3] -> f16[4,3]
+  Tensor s = i + f;    // i32[4,1] + f16[3] -> f16[4,3]
   Tensor t = i * 2.5;  // int tensor times float scalar -> default float f32
   auto g = b.finish({s, t});
   ASSERT_TRUE(g.isOk()) << g.status().toString();

@@ -53,9 +53,12 @@ exec::HostTensor randomTensor(const ir::TensorType& type, const std::vector<int6
   std::uniform_int_distribution<int64_t> ints(type.dtype == ir::DType::kU8 ? 0 : -10, 9);
   std::uniform_int_distribution<int64_t> bits(0, 1);
   for (int64_t i = 0; i < t.numel(); ++i) {
-    if (t.isFloating()) t.setDouble(i, exec::roundToFloatType(normal(rng), type.dtype));
-    else if (type.dtype == ir::DType::kBool) t.setInt(i, bits(rng));
-    else t.setInt(i, ints(rng));
+    if (t.isFloating())
+      t.setDouble(i, exec::roundToFloatType(normal(rng), type.dtype));
+    else if (type.dtype == ir::DType::kBool)
+      t.setInt(i, bits(rng));
+    else
+      t.setInt(i, ints(rng));
   }
   return t;
 }
@@ -64,8 +67,10 @@ void printTensor(const std::string& name, const exec::HostTensor& t) {
   std::printf("%s: %s\n  [", name.c_str(), t.typeString().c_str());
   int64_t n = std::min<int64_t>(t.numel(), 8);
   for (int64_t i = 0; i < n; ++i) {
-    if (t.isFloating()) std::printf("%s%.6g", i ? ", " : "", t.getDouble(i));
-    else std::printf("%s%lld", i ? ", " : "", static_cast<long long>(t.getInt(i)));
+    if (t.isFloating())
+      std::printf("%s%.6g", i ? ", " : "", t.getDouble(i));
+    else
+      std::printf("%s%lld", i ? ", " : "", static_cast<long long>(t.getInt(i)));
   }
   std::printf("%s]\n", t.numel() > n ? ", ..." : "");
 }
@@ -75,8 +80,13 @@ int cmdCheck(const ir::Context& ctx, const std::vector<std::string>& files) {
   int rc = 0;
   for (const auto& f : files) {
     auto g = text::parseGraphFile(ctx, f);
-    if (!g.isOk()) { fail(g.status()); rc = 1; continue; }
-    std::printf("%s: ok (%zu nodes, %zu inputs, %zu outputs)\n", f.c_str(), g->nodes().size(), g->inputs().size(), g->outputs().size());
+    if (!g.isOk()) {
+      fail(g.status());
+      rc = 1;
+      continue;
+    }
+    std::printf("%s: ok (%zu nodes, %zu inputs, %zu outputs)\n", f.c_str(), g->nodes().size(), g->inputs().size(),
+                g->outputs().size());
   }
   return rc;
 }
@@ -99,7 +109,10 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
     auto value = [&](const char* opt) -> const std::string* {
-      if (i + 1 >= args.size()) { usageError(std::string(opt) + " needs a value"); return nullptr; }
+      if (i + 1 >= args.size()) {
+        usageError(std::string(opt) + " needs a value");
+        return nullptr;
+      }
       return &args[++i];
     };
     auto splitKV = [](const std::string& kv, std::string& k, std::string& v) {
@@ -110,26 +123,44 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
       return true;
     };
     try {
-      if (a == "--backend") { auto v = value("--backend"); if (!v) return 2; backend = *v; }
-      else if (a == "--input") {
-        auto v = value("--input"); if (!v) return 2;
+      if (a == "--backend") {
+        auto v = value("--backend");
+        if (!v) return 2;
+        backend = *v;
+      } else if (a == "--input") {
+        auto v = value("--input");
+        if (!v) return 2;
         std::string k, p;
         if (!splitKV(*v, k, p)) return usageError("--input expects NAME=PATH, got '" + *v + "'");
         if (!k.empty() && k[0] == '%') k = k.substr(1);
         inputFiles[k] = p;
       } else if (a == "--sym") {
-        auto v = value("--sym"); if (!v) return 2;
+        auto v = value("--sym");
+        if (!v) return 2;
         std::string k, n;
         if (!splitKV(*v, k, n)) return usageError("--sym expects NAME=VALUE, got '" + *v + "'");
         syms[k] = std::stoll(n);
         if (syms[k] < 0) return usageError("--sym " + k + " must be >= 0");
-      } else if (a == "--seed") { auto v = value("--seed"); if (!v) return 2; seed = std::stoull(*v); }
-      else if (a == "--save") { auto v = value("--save"); if (!v) return 2; saveDir = *v; }
-      else if (a == "--repeat") { auto v = value("--repeat"); if (!v) return 2; repeat = std::max(1, std::stoi(*v)); }
-      else if (a == "--quiet") quiet = true;
-      else if (!a.empty() && a[0] == '-') return usageError("unknown option '" + a + "'");
-      else if (file.empty()) file = a;
-      else return usageError("run takes one FILE");
+      } else if (a == "--seed") {
+        auto v = value("--seed");
+        if (!v) return 2;
+        seed = std::stoull(*v);
+      } else if (a == "--save") {
+        auto v = value("--save");
+        if (!v) return 2;
+        saveDir = *v;
+      } else if (a == "--repeat") {
+        auto v = value("--repeat");
+        if (!v) return 2;
+        repeat = std::max(1, std::stoi(*v));
+      } else if (a == "--quiet")
+        quiet = true;
+      else if (!a.empty() && a[0] == '-')
+        return usageError("unknown option '" + a + "'");
+      else if (file.empty())
+        file = a;
+      else
+        return usageError("run takes one FILE");
     } catch (const std::exception&) {
       return usageError("bad number in '" + a + " " + args[i] + "'");
     }
@@ -158,7 +189,8 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
     if (!t.isOk()) return fail(t.status());
     if (v->type().dtype == ir::DType::kBF16 && t->dtype() == ir::DType::kF32) {
       exec::HostTensor c(ir::DType::kBF16, t->shape());
-      for (int64_t k = 0; k < t->numel(); ++k) c.setDouble(k, exec::roundToFloatType(t->getDouble(k), ir::DType::kBF16));
+      for (int64_t k = 0; k < t->numel(); ++k)
+        c.setDouble(k, exec::roundToFloatType(t->getDouble(k), ir::DType::kBF16));
       *t = c;
     }
     for (size_t d = 0; d < v->type().shape.size() && static_cast<int>(d) < t->rank(); ++d)
@@ -167,7 +199,10 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   }
   for (size_t i = 0; i < g->inputs().size(); ++i) {
     const ir::Value* v = g->inputs()[i];
-    if (loaded[i]) { inputs.push_back(*loaded[i]); continue; }
+    if (loaded[i]) {
+      inputs.push_back(*loaded[i]);
+      continue;
+    }
     std::vector<int64_t> shape;
     for (const auto& d : v->type().shape) {
       for (const auto& s : d.symbols()) syms.emplace(s, 8);
@@ -198,8 +233,9 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   }
   if (!quiet)
     for (size_t i = 0; i < outs->size(); ++i) printTensor(g->outputs()[i]->ref(), (*outs)[i]);
-  std::printf("ran @%s on %s: %zu nodes, %.3f ms (median of %d), peak live %.1f MiB\n", g->name().c_str(), backend.c_str(),
-              g->nodes().size(), times[times.size() / 2] * 1e3, repeat, static_cast<double>(stats.peakLiveBytes) / (1 << 20));
+  std::printf("ran @%s on %s: %zu nodes, %.3f ms (median of %d), peak live %.1f MiB\n", g->name().c_str(),
+              backend.c_str(), g->nodes().size(), times[times.size() / 2] * 1e3, repeat,
+              static_cast<double>(stats.peakLiveBytes) / (1 << 20));
   return 0;
 }
 
@@ -209,9 +245,11 @@ int cmdOps(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   auto kernels = exec::makeReferenceKernels();
   for (const ir::OpDef* d : ctx->ops.all()) {
     bool k = kernels.find(d->schema.name) != nullptr;
-    if (tsv) std::printf("%s\t%s\t%s\t%s\t%s\n", d->schema.name.c_str(), d->category.c_str(), k ? "kernel" : "none",
-                         d->schema.text.c_str(), d->doc.c_str());
-    else std::printf("%-45s %-10s %s\n", d->schema.name.c_str(), d->category.c_str(), k ? "kernel" : "NO KERNEL");
+    if (tsv)
+      std::printf("%s\t%s\t%s\t%s\t%s\n", d->schema.name.c_str(), d->category.c_str(), k ? "kernel" : "none",
+                  d->schema.text.c_str(), d->doc.c_str());
+    else
+      std::printf("%-45s %-10s %s\n", d->schema.name.c_str(), d->category.c_str(), k ? "kernel" : "NO KERNEL");
   }
   if (!tsv) std::printf("%zu ops\n", ctx->ops.size());
   return 0;

@@ -21,19 +21,23 @@ std::string shapeString(const std::vector<int64_t>& shape) {
 
 HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
   numel_ = shapeNumel(shape_);
-  if (isFloating()) f_.assign(static_cast<size_t>(numel_), 0.0);
-  else i_.assign(static_cast<size_t>(numel_), 0);
+  if (isFloating())
+    f_.assign(static_cast<size_t>(numel_), 0.0);
+  else
+    i_.assign(static_cast<size_t>(numel_), 0);
 }
 
 HostTensor HostTensor::fromDoubles(DType dtype, std::vector<int64_t> shape, const std::vector<double>& values) {
   HostTensor t(dtype, std::move(shape));
-  for (int64_t i = 0; i < t.numel_ && i < static_cast<int64_t>(values.size()); ++i) t.setDouble(i, values[static_cast<size_t>(i)]);
+  for (int64_t i = 0; i < t.numel_ && i < static_cast<int64_t>(values.size()); ++i)
+    t.setDouble(i, values[static_cast<size_t>(i)]);
   return t;
 }
 
 HostTensor HostTensor::fromInts(DType dtype, std::vector<int64_t> shape, const std::vector<int64_t>& values) {
   HostTensor t(dtype, std::move(shape));
-  for (int64_t i = 0; i < t.numel_ && i < static_cast<int64_t>(values.size()); ++i) t.setInt(i, values[static_cast<size_t>(i)]);
+  for (int64_t i = 0; i < t.numel_ && i < static_cast<int64_t>(values.size()); ++i)
+    t.setInt(i, values[static_cast<size_t>(i)]);
   return t;
 }
 
@@ -59,14 +63,19 @@ int64_t HostTensor::getInt(int64_t i) const {
 }
 
 void HostTensor::setDouble(int64_t i, double v) {
-  if (isFloating()) f_[static_cast<size_t>(i)] = v;
-  else if (dtype_ == DType::kBool) i_[static_cast<size_t>(i)] = v != 0.0 ? 1 : 0;  // NaN != 0 -> true
-  else i_[static_cast<size_t>(i)] = doubleToIntType(v, dtype_);
+  if (isFloating())
+    f_[static_cast<size_t>(i)] = v;
+  else if (dtype_ == DType::kBool)
+    i_[static_cast<size_t>(i)] = v != 0.0 ? 1 : 0;  // NaN != 0 -> true
+  else
+    i_[static_cast<size_t>(i)] = doubleToIntType(v, dtype_);
 }
 
 void HostTensor::setInt(int64_t i, int64_t v) {
-  if (isFloating()) f_[static_cast<size_t>(i)] = static_cast<double>(v);
-  else i_[static_cast<size_t>(i)] = wrapToIntType(v, dtype_);
+  if (isFloating())
+    f_[static_cast<size_t>(i)] = static_cast<double>(v);
+  else
+    i_[static_cast<size_t>(i)] = wrapToIntType(v, dtype_);
 }
 
 std::string HostTensor::typeString() const { return std::string(ir::dtypeName(dtype_)) + shapeString(shape_); }
@@ -113,9 +122,18 @@ int64_t wrapToIntType(int64_t v, DType dtype) {
 int64_t doubleToIntType(double v, DType dtype) {
   if (dtype == DType::kBool) return v != 0.0 ? 1 : 0;
   double t = std::trunc(v);
+  if (dtype == DType::kI8 || dtype == DType::kI16 || dtype == DType::kI32) {
+    // PyTorch's CPU conversion goes through a 32-bit integer conversion (cvttsd2si):
+    // NaN and out-of-range values become INT32_MIN, then the narrower type keeps the low bits.
+    int64_t x = (std::isnan(t) || t >= 2147483648.0 || t < -2147483648.0) ? std::numeric_limits<int32_t>::min()
+                                                                          : static_cast<int64_t>(t);
+    return wrapToIntType(x, dtype);
+  }
   int64_t x;
-  if (std::isnan(t) || t >= 9223372036854775808.0 || t < -9223372036854775808.0) x = std::numeric_limits<int64_t>::min();
-  else x = static_cast<int64_t>(t);
+  if (std::isnan(t) || t >= 9223372036854775808.0 || t < -9223372036854775808.0)
+    x = std::numeric_limits<int64_t>::min();
+  else
+    x = static_cast<int64_t>(t);
   return wrapToIntType(x, dtype);
 }
 

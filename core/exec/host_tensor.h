@@ -31,7 +31,9 @@ class HostTensor {
   std::vector<int64_t> strides() const;
 
   /// Element i as a double (integers converted).
-  double getDouble(int64_t i) const { return isFloating() ? f_[static_cast<size_t>(i)] : static_cast<double>(i_[static_cast<size_t>(i)]); }
+  double getDouble(int64_t i) const {
+    return isFloating() ? f_[static_cast<size_t>(i)] : static_cast<double>(i_[static_cast<size_t>(i)]);
+  }
   /// Element i as an integer (floats truncated toward zero, as a C cast).
   int64_t getInt(int64_t i) const;
   /// Stores v converted to the dtype: floating types keep the full float64 value (the
@@ -63,7 +65,8 @@ double roundToFloatType(double v, DType dtype);
 /// Wraps an integer to the width of an integral dtype (two's complement), bool -> 0/1.
 int64_t wrapToIntType(int64_t v, DType dtype);
 /// Converts a double to an integral dtype as PyTorch does on CPU: truncation toward zero,
-/// then wrapping; NaN and out-of-range values give the int64 minimum before wrapping.
+/// then wrapping. NaN and out-of-range values give INT32_MIN for i8/i16/i32 (PyTorch
+/// converts through int32; i8/i16 then keep the low bits, 0) and INT64_MIN for i64/u8.
 int64_t doubleToIntType(double v, DType dtype);
 
 /// Number of elements of a shape.

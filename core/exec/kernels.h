@@ -6,12 +6,12 @@
 
 namespace plugsdk::exec {
 
-void registerPointwiseKernels(RefKernelTable& t);   // kernels_pointwise.cc
-void registerReductionKernels(RefKernelTable& t);   // kernels_reduction.cc
-void registerShapeKernels(RefKernelTable& t);       // kernels_shape.cc
-void registerIndexingKernels(RefKernelTable& t);    // kernels_indexing.cc
-void registerCreationKernels(RefKernelTable& t);    // kernels_creation.cc
-void registerNNKernels(RefKernelTable& t);          // kernels_nn.cc
-void registerBackwardKernels(RefKernelTable& t);    // kernels_backward.cc
+void registerPointwiseKernels(RefKernelTable& t);  // kernels_pointwise.cc
+void registerReductionKernels(RefKernelTable& t);  // kernels_reduction.cc
+void registerShapeKernels(RefKernelTable& t);      // kernels_shape.cc
+void registerIndexingKernels(RefKernelTable& t);   // kernels_indexing.cc
+void registerCreationKernels(RefKernelTable& t);   // kernels_creation.cc
+void registerNNKernels(RefKernelTable& t);         // kernels_nn.cc
+void registerBackwardKernels(RefKernelTable& t);   // kernels_backward.cc
 
 }  // namespace plugsdk::exec

@@ -18,19 +18,7 @@ namespace plugsdk::exec::pw {
 
 /// PyTorch's CPU float -> integer cast: truncation toward zero; i64 and u8 go through int64
 /// (out of range or NaN: INT64_MIN, then wrapped), i8/i16/i32 through int32 (INT32_MIN), bool is v != 0.
-inline int64_t floatToInt(double v, DType to) {
-  switch (to) {
-    case DType::kBool: return v != 0.0 ? 1 : 0;
-    case DType::kI64:
-    case DType::kU8: return doubleToIntType(v, to);
-    default: {
-      double t = std::trunc(v);
-      int64_t x = (std::isnan(t) || t >= 2147483648.0 || t < -2147483648.0) ? std::numeric_limits<int32_t>::min()
-                                                                            : static_cast<int64_t>(t);
-      return wrapToIntType(x, to);
-    }
-  }
-}
+inline int64_t floatToInt(double v, DType to) { return doubleToIntType(v, to); }
 
 /// Element i of `t` cast to the floating dtype `to` (rounded to its precision; values stay doubles).
 inline double loadFloat(const HostTensor& t, int64_t i, DType to) {

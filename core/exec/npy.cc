@@ -15,8 +15,8 @@ struct NpyType {
   DType dtype;
 };
 constexpr NpyType kTypes[] = {
-    {"<f8", DType::kF64}, {"<f4", DType::kF32}, {"<f2", DType::kF16}, {"<i8", DType::kI64}, {"<i4", DType::kI32},
-    {"<i2", DType::kI16}, {"|i1", DType::kI8}, {"|u1", DType::kU8}, {"|b1", DType::kBool},
+    {"<f8", DType::kF64}, {"<f4", DType::kF32}, {"<f2", DType::kF16}, {"<i8", DType::kI64},  {"<i4", DType::kI32},
+    {"<i2", DType::kI16}, {"|i1", DType::kI8},  {"|u1", DType::kU8},  {"|b1", DType::kBool},
 };
 
 uint16_t floatToHalfBits(double v) {
@@ -41,9 +41,12 @@ uint16_t floatToHalfBits(double v) {
 double halfBitsToDouble(uint16_t h) {
   int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
   double v;
-  if (exp == 0) v = std::ldexp(static_cast<double>(mant), -24);
-  else if (exp == 31) v = mant ? NAN : INFINITY;
-  else v = std::ldexp(static_cast<double>(mant | 0x400), exp - 25);
+  if (exp == 0)
+    v = std::ldexp(static_cast<double>(mant), -24);
+  else if (exp == 31)
+    v = mant ? NAN : INFINITY;
+  else
+    v = std::ldexp(static_cast<double>(mant | 0x400), exp - 25);
   return sign ? -v : v;
 }
 
@@ -81,7 +84,8 @@ StatusOr<HostTensor> readNpy(const std::string& path) {
   for (const auto& t : kTypes)
     if (descrField.find(std::string("'") + t.descr + "'") != std::string::npos) type = &t;
   if (!type) return bad("unsupported dtype in header " + header);
-  if (field("fortran_order").find("True") == 0 || field("fortran_order").find(" True") == 0) return bad("fortran order is not supported");
+  if (field("fortran_order").find("True") == 0 || field("fortran_order").find(" True") == 0)
+    return bad("fortran order is not supported");
   std::string shapeField = field("shape");
   size_t lp = shapeField.find('('), rp = shapeField.find(')');
   if (lp == std::string::npos || rp == std::string::npos) return bad("no shape");
@@ -101,17 +105,59 @@ StatusOr<HostTensor> readNpy(const std::string& path) {
   HostTensor t(type->dtype, shape);
   const char* p = data.data() + headerStart + headerLen;
   size_t elem = static_cast<size_t>(ir::dtypeSize(type->dtype));
-  if (static_cast<size_t>(data.data() + data.size() - p) < elem * static_cast<size_t>(t.numel())) return bad("truncated data");
+  if (static_cast<size_t>(data.data() + data.size() - p) < elem * static_cast<size_t>(t.numel()))
+    return bad("truncated data");
   for (int64_t i = 0; i < t.numel(); ++i, p += elem) {
     switch (type->dtype) {
-      case DType::kF64: { double v; std::memcpy(&v, p, 8); t.setDouble(i, v); break; }
-      case DType::kF32: { float v; std::memcpy(&v, p, 4); t.setDouble(i, v); break; }
-      case DType::kF16: { uint16_t v; std::memcpy(&v, p, 2); t.setDouble(i, halfBitsToDouble(v)); break; }
-      case DType::kI64: { int64_t v; std::memcpy(&v, p, 8); t.setInt(i, v); break; }
-      case DType::kI32: { int32_t v; std::memcpy(&v, p, 4); t.setInt(i, v); break; }
-      case DType::kI16: { int16_t v; std::memcpy(&v, p, 2); t.setInt(i, v); break; }
-      case DType::kI8: { int8_t v; std::memcpy(&v, p, 1); t.setInt(i, v); break; }
-      case DType::kU8: case DType::kBool: { uint8_t v; std::memcpy(&v, p, 1); t.setInt(i, v); break; }
+      case DType::kF64: {
+        double v;
+        std::memcpy(&v, p, 8);
+        t.setDouble(i, v);
+        break;
+      }
+      case DType::kF32: {
+        float v;
+        std::memcpy(&v, p, 4);
+        t.setDouble(i, v);
+        break;
+      }
+      case DType::kF16: {
+        uint16_t v;
+        std::memcpy(&v, p, 2);
+        t.setDouble(i, halfBitsToDouble(v));
+        break;
+      }
+      case DType::kI64: {
+        int64_t v;
+        std::memcpy(&v, p, 8);
+        t.setInt(i, v);
+        break;
+      }
+      case DType::kI32: {
+        int32_t v;
+        std::memcpy(&v, p, 4);
+        t.setInt(i, v);
+        break;
+      }
+      case DType::kI16: {
+        int16_t v;
+        std::memcpy(&v, p, 2);
+        t.setInt(i, v);
+        break;
+      }
+      case DType::kI8: {
+        int8_t v;
+        std::memcpy(&v, p, 1);
+        t.setInt(i, v);
+        break;
+      }
+      case DType::kU8:
+      case DType::kBool: {
+        uint8_t v;
+        std::memcpy(&v, p, 1);
+        t.setInt(i, v);
+        break;
+      }
       default: break;
     }
   }
@@ -124,7 +170,8 @@ Status writeNpy(const std::string& path, const HostTensor& t) {
   for (const auto& ty : kTypes)
     if (ty.dtype == dt) descr = ty.descr;
   std::string shape = "(";
-  for (size_t i = 0; i < t.shape().size(); ++i) shape += std::to_string(t.shape()[i]) + (t.shape().size() == 1 ? "," : (i + 1 < t.shape().size() ? ", " : ""));
+  for (size_t i = 0; i < t.shape().size(); ++i)
+    shape += std::to_string(t.shape()[i]) + (t.shape().size() == 1 ? "," : (i + 1 < t.shape().size() ? ", " : ""));
   shape += ")";
   std::string header = std::string("{'descr': '") + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
   size_t total = 10 + header.size() + 1;
@@ -139,13 +186,42 @@ Status writeNpy(const std::string& path, const HostTensor& t) {
     char buf[8];
     size_t n = static_cast<size_t>(ir::dtypeSize(dt));
     switch (dt) {
-      case DType::kF64: { double v = t.getDouble(i); std::memcpy(buf, &v, 8); break; }
-      case DType::kF32: { float v = static_cast<float>(t.getDouble(i)); std::memcpy(buf, &v, 4); break; }
-      case DType::kF16: { uint16_t v = floatToHalfBits(t.getDouble(i)); std::memcpy(buf, &v, 2); break; }
-      case DType::kI64: { int64_t v = t.getInt(i); std::memcpy(buf, &v, 8); break; }
-      case DType::kI32: { int32_t v = static_cast<int32_t>(t.getInt(i)); std::memcpy(buf, &v, 4); break; }
-      case DType::kI16: { int16_t v = static_cast<int16_t>(t.getInt(i)); std::memcpy(buf, &v, 2); break; }
-      case DType::kI8: case DType::kU8: case DType::kBool: { buf[0] = static_cast<char>(t.getInt(i)); break; }
+      case DType::kF64: {
+        double v = t.getDouble(i);
+        std::memcpy(buf, &v, 8);
+        break;
+      }
+      case DType::kF32: {
+        float v = static_cast<float>(t.getDouble(i));
+        std::memcpy(buf, &v, 4);
+        break;
+      }
+      case DType::kF16: {
+        uint16_t v = floatToHalfBits(t.getDouble(i));
+        std::memcpy(buf, &v, 2);
+        break;
+      }
+      case DType::kI64: {
+        int64_t v = t.getInt(i);
+        std::memcpy(buf, &v, 8);
+        break;
+      }
+      case DType::kI32: {
+        int32_t v = static_cast<int32_t>(t.getInt(i));
+        std::memcpy(buf, &v, 4);
+        break;
+      }
+      case DType::kI16: {
+        int16_t v = static_cast<int16_t>(t.getInt(i));
+        std::memcpy(buf, &v, 2);
+        break;
+      }
+      case DType::kI8:
+      case DType::kU8:
+      case DType::kBool: {
+        buf[0] = static_cast<char>(t.getInt(i));
+        break;
+      }
       default: break;
     }
     out.append(buf, n);

@@ -55,8 +55,8 @@ ReferenceExecutor::ReferenceExecutor(std::shared_ptr<const ir::Context> ctx)
 
 StatusOr<std::map<std::string, int64_t>> bindSymbols(const Graph& graph, const std::vector<HostTensor>& inputs) {
   if (inputs.size() != graph.inputs().size())
-    return invalidArgument("graph @" + graph.name() + " takes " + std::to_string(graph.inputs().size()) + " inputs, got " +
-                           std::to_string(inputs.size()));
+    return invalidArgument("graph @" + graph.name() + " takes " + std::to_string(graph.inputs().size()) +
+                           " inputs, got " + std::to_string(inputs.size()));
   std::map<std::string, int64_t> syms;
   // First pass: dims that are a bare symbol bind it.
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -75,7 +75,8 @@ StatusOr<std::map<std::string, int64_t>> bindSymbols(const Graph& graph, const s
       auto [it, fresh] = syms.emplace(s, actual);
       if (!fresh && it->second != actual)
         return invalidArgument("input " + v->ref() + " dim " + std::to_string(d) + ": size symbol " + s + " is " +
-                               std::to_string(it->second) + " from an earlier input but " + std::to_string(actual) + " here");
+                               std::to_string(it->second) + " from an earlier input but " + std::to_string(actual) +
+                               " here");
     }
   }
   // Second pass: every dim must evaluate to the actual size.
@@ -85,11 +86,13 @@ StatusOr<std::map<std::string, int64_t>> bindSymbols(const Graph& graph, const s
       auto want = v->type().shape[d].evaluate(syms);
       int64_t actual = inputs[i].shape()[d];
       if (!want)
-        return invalidArgument("input " + v->ref() + " dim " + std::to_string(d) + " (" + v->type().shape[d].toString() +
+        return invalidArgument("input " + v->ref() + " dim " + std::to_string(d) + " (" +
+                               v->type().shape[d].toString() +
                                ") cannot be evaluated: bind its symbols through a plain symbol dim of some input");
       if (*want != actual)
         return invalidArgument("input " + v->ref() + " dim " + std::to_string(d) + " must be " +
-                               v->type().shape[d].toString() + " = " + std::to_string(*want) + ", got " + std::to_string(actual));
+                               v->type().shape[d].toString() + " = " + std::to_string(*want) + ", got " +
+                               std::to_string(actual));
     }
   }
   return syms;
@@ -122,10 +125,14 @@ StatusOr<std::vector<HostTensor>> ReferenceExecutor::run(const Graph& graph, con
     const ir::OpDef* def = node.def() ? node.def() : ctx_->ops.find(node.op());
     if (!def) return notFound(node.describe() + ": unknown op '" + node.op() + "'");
     const RefKernel* kernel = kernels_.find(node.op());
-    if (!kernel) return unimplemented(node.describe() + ": the reference executor has no kernel for '" + node.op() + "'");
+    if (!kernel)
+      return unimplemented(node.describe() + ": the reference executor has no kernel for '" + node.op() + "'");
     std::vector<const HostTensor*> ins;
     for (const Value* in : node.inputs()) {
-      if (!in) { ins.push_back(nullptr); continue; }
+      if (!in) {
+        ins.push_back(nullptr);
+        continue;
+      }
       auto it = live.find(in);
       if (it == live.end()) return internalError(node.describe() + ": input " + in->ref() + " is not live");
       ins.push_back(&it->second);
@@ -138,7 +145,9 @@ StatusOr<std::vector<HostTensor>> ReferenceExecutor::run(const Graph& graph, con
       for (const SymExpr& d : out->type().shape) {
         auto v = d.evaluate(syms);
         if (!v) return invalidArgument(node.describe() + ": cannot evaluate output size " + d.toString());
-        if (*v < 0) return invalidArgument(node.describe() + ": output size " + d.toString() + " evaluates to " + std::to_string(*v));
+        if (*v < 0)
+          return invalidArgument(node.describe() + ": output size " + d.toString() + " evaluates to " +
+                                 std::to_string(*v));
         shape.push_back(*v);
       }
       outShapes.push_back(std::move(shape));
@@ -147,14 +156,14 @@ StatusOr<std::vector<HostTensor>> ReferenceExecutor::run(const Graph& graph, con
     auto result = (*kernel)(kctx);
     if (!result.isOk()) return result.status().withContext(node.describe());
     if (result->size() != node.outputs().size())
-      return internalError(node.describe() + ": kernel returned " + std::to_string(result->size()) + " outputs, expected " +
-                           std::to_string(node.outputs().size()));
+      return internalError(node.describe() + ": kernel returned " + std::to_string(result->size()) +
+                           " outputs, expected " + std::to_string(node.outputs().size()));
     for (size_t i = 0; i < result->size(); ++i) {
       HostTensor& t = (*result)[i];
       if (t.dtype() != outDTypes[i] || t.shape() != outShapes[i])
         return internalError(node.describe() + ": kernel produced " + t.typeString() + " for output " +
-                             node.outputs()[i]->ref() + ", inference promised " + std::string(ir::dtypeName(outDTypes[i])) +
-                             shapeString(outShapes[i]));
+                             node.outputs()[i]->ref() + ", inference promised " +
+                             std::string(ir::dtypeName(outDTypes[i])) + shapeString(outShapes[i]));
       liveBytes += bytesOf(t);
       live[node.outputs()[i]] = std::move(t);
     }
@@ -195,7 +204,10 @@ StatusOr<std::vector<HostTensor>> runOp(const std::shared_ptr<const ir::Context>
   std::vector<Value*> ins;
   std::vector<HostTensor> concrete;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i]) { ins.push_back(nullptr); continue; }
+    if (!inputs[i]) {
+      ins.push_back(nullptr);
+      continue;
+    }
     ir::TensorType t;
     t.dtype = inputs[i]->dtype();
     for (int64_t d : inputs[i]->shape()) t.shape.push_back(SymExpr(d));

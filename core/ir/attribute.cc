@@ -83,7 +83,10 @@ std::string Attribute::toString() const {
       std::string out = "\"";
       for (char c : std::get<std::string>(v_)) {
         if (c == '"' || c == '\\') out += '\\';
-        if (c == '\n') { out += "\\n"; continue; }
+        if (c == '\n') {
+          out += "\\n";
+          continue;
+        }
         out += c;
       }
       return out + "\"";

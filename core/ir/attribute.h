@@ -37,15 +37,15 @@ class Attribute {
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool isNone() const { return kind() == Kind::kNone; }
-  std::optional<int64_t> asInt() const;        ///< kInt only
-  std::optional<double> asDouble() const;      ///< kFloat or kInt
+  std::optional<int64_t> asInt() const;    ///< kInt only
+  std::optional<double> asDouble() const;  ///< kFloat or kInt
   std::optional<bool> asBool() const;
   std::optional<std::string> asString() const;
   std::optional<DType> asDType() const;
-  std::optional<SymExpr> asSym() const;        ///< kSym or kInt
-  std::optional<std::vector<SymExpr>> asSymList() const;          ///< kIntList
-  std::optional<std::vector<int64_t>> asIntList() const;          ///< kIntList with constants only
-  std::optional<std::vector<double>> asFloatList() const;         ///< kFloatList (or kIntList of constants)
+  std::optional<SymExpr> asSym() const;                    ///< kSym or kInt
+  std::optional<std::vector<SymExpr>> asSymList() const;   ///< kIntList
+  std::optional<std::vector<int64_t>> asIntList() const;   ///< kIntList with constants only
+  std::optional<std::vector<double>> asFloatList() const;  ///< kFloatList (or kIntList of constants)
 
   /// Canonical text: 3, 1.5, 1e-05, inf, nan, true, "s", f32, s0*2, [1, s0], [0.5, 1.0], none
   std::string toString() const;
@@ -53,8 +53,8 @@ class Attribute {
   friend bool operator!=(const Attribute& a, const Attribute& b) { return !(a == b); }
 
  private:
-  using Storage = std::variant<std::monostate, int64_t, double, bool, std::string, DType, SymExpr,
-                               std::vector<SymExpr>, std::vector<double>>;
+  using Storage = std::variant<std::monostate, int64_t, double, bool, std::string, DType, SymExpr, std::vector<SymExpr>,
+                               std::vector<double>>;
   explicit Attribute(Storage v) : v_(std::move(v)) {}
   Storage v_;
 };

@@ -15,7 +15,9 @@ std::string_view dtypeName(DType t);
 std::optional<DType> parseDType(std::string_view name);
 
 int dtypeSize(DType t);  ///< bytes per element
-inline bool isFloating(DType t) { return t == DType::kF16 || t == DType::kBF16 || t == DType::kF32 || t == DType::kF64; }
+inline bool isFloating(DType t) {
+  return t == DType::kF16 || t == DType::kBF16 || t == DType::kF32 || t == DType::kF64;
+}
 inline bool isIntegral(DType t, bool includeBool) { return t == DType::kBool ? includeBool : !isFloating(t); }
 inline bool isSigned(DType t) { return t != DType::kBool && t != DType::kU8; }
 

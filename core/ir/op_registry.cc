@@ -2,8 +2,8 @@
 #include "core/ir/op_registry.h"
 
 #include <cctype>
-#include <cmath>
 #include <charconv>
+#include <cmath>
 
 namespace plugsdk::ir {
 
@@ -23,8 +23,10 @@ std::vector<std::string> splitTopLevel(std::string_view s) {
   size_t start = 0;
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
-    if (c == '[' || c == '(') ++depth;
-    else if (c == ']' || c == ')') --depth;
+    if (c == '[' || c == '(')
+      ++depth;
+    else if (c == ']' || c == ')')
+      --depth;
     else if (c == ',' && depth == 0) {
       out.push_back(trim(s.substr(start, i - start)));
       start = i + 1;
@@ -39,7 +41,8 @@ std::optional<Attribute> parseDefault(const std::string& text, ArgType type) {
   if (text == "None" || text == "none") return Attribute::none();
   if (text == "True" || text == "true") return Attribute::fromBool(true);
   if (text == "False" || text == "false") return Attribute::fromBool(false);
-  if (text.size() >= 2 && text.front() == '"' && text.back() == '"') return Attribute::fromString(text.substr(1, text.size() - 2));
+  if (text.size() >= 2 && text.front() == '"' && text.back() == '"')
+    return Attribute::fromString(text.substr(1, text.size() - 2));
   if (auto dt = parseDType(text)) return Attribute::fromDType(*dt);
   if (text.size() >= 2 && text.front() == '[' && text.back() == ']') {
     auto items = splitTopLevel(std::string_view(text).substr(1, text.size() - 2));
@@ -77,10 +80,14 @@ std::optional<Attribute> parseDefault(const std::string& text, ArgType type) {
 std::optional<ArgType> parseArgType(const std::string& base, bool list, bool& optional) {
   if (base == "Tensor") {
     if (list) return ArgType::kTensorList;
-    if (optional) { optional = false; return ArgType::kOptionalTensor; }
+    if (optional) {
+      optional = false;
+      return ArgType::kOptionalTensor;
+    }
     return ArgType::kTensor;
   }
-  if (base == "int" || base == "SymInt") return list ? ArgType::kIntList : (base == "int" ? ArgType::kInt : ArgType::kSymInt);
+  if (base == "int" || base == "SymInt")
+    return list ? ArgType::kIntList : (base == "int" ? ArgType::kInt : ArgType::kSymInt);
   if (base == "float") return list ? ArgType::kFloatList : ArgType::kFloat;
   if (list) return std::nullopt;
   if (base == "bool") return ArgType::kBool;
@@ -151,7 +158,8 @@ StatusOr<OpSchema> parseSchema(std::string_view text) {
   s.text = std::string(text);
   auto bad = [&](const std::string& why) { return invalidArgument("schema '" + std::string(text) + "': " + why); };
   size_t lp = text.find('('), arrow = text.rfind("->");
-  if (lp == std::string_view::npos || arrow == std::string_view::npos || arrow < lp) return bad("expected NAME(ARGS) -> RETURNS");
+  if (lp == std::string_view::npos || arrow == std::string_view::npos || arrow < lp)
+    return bad("expected NAME(ARGS) -> RETURNS");
   size_t rp = text.rfind(')', arrow);
   if (rp == std::string_view::npos || rp < lp) return bad("missing ')'");
   s.name = trim(text.substr(0, lp));
@@ -171,12 +179,19 @@ StatusOr<OpSchema> parseSchema(std::string_view text) {
     std::string type = trim(decl.substr(0, sp));
     a.name = trim(decl.substr(sp + 1));
     bool optional = false, list = false;
-    if (!type.empty() && type.back() == '?') { optional = true; type.pop_back(); }
-    if (auto lb = type.find('['); lb != std::string::npos) { list = true; type = type.substr(0, lb); }
+    if (!type.empty() && type.back() == '?') {
+      optional = true;
+      type.pop_back();
+    }
+    if (auto lb = type.find('['); lb != std::string::npos) {
+      list = true;
+      type = type.substr(0, lb);
+    }
     auto at = parseArgType(type, list, optional);
     if (!at) return bad("unknown argument type in '" + item + "'");
     a.type = *at;
     a.optional = optional;
+    a.symbolic = type == "SymInt";
     if (a.type == ArgType::kTensorList) {
       if (sawList) return bad("at most one Tensor[] argument");
       sawList = true;
@@ -186,7 +201,8 @@ StatusOr<OpSchema> parseSchema(std::string_view text) {
     if (!def.empty()) {
       auto d = parseDefault(def, a.type);
       if (!d) return bad("cannot parse default '" + def + "'");
-      if (d->isNone() && !a.optional && a.type != ArgType::kOptionalTensor) return bad("default None on non-optional '" + a.name + "'");
+      if (d->isNone() && !a.optional && a.type != ArgType::kOptionalTensor)
+        return bad("default None on non-optional '" + a.name + "'");
       if (!d->isNone() && !kindFits(d->kind(), a.type)) return bad("default of '" + a.name + "' has the wrong kind");
       a.defaultValue = *d;
     } else if (a.optional && !a.isTensor()) {
@@ -228,8 +244,12 @@ double AttrReader::getFloat(const std::string& name) const {
 bool AttrReader::getBool(const std::string& name) const { return attr(name).asBool().value_or(false); }
 std::string AttrReader::getString(const std::string& name) const { return attr(name).asString().value_or(""); }
 DType AttrReader::getDType(const std::string& name) const { return attr(name).asDType().value_or(kDefaultFloat); }
-std::vector<int64_t> AttrReader::getInts(const std::string& name) const { return attr(name).asIntList().value_or(std::vector<int64_t>{}); }
-std::vector<SymExpr> AttrReader::getSyms(const std::string& name) const { return attr(name).asSymList().value_or(std::vector<SymExpr>{}); }
+std::vector<int64_t> AttrReader::getInts(const std::string& name) const {
+  return attr(name).asIntList().value_or(std::vector<int64_t>{});
+}
+std::vector<SymExpr> AttrReader::getSyms(const std::string& name) const {
+  return attr(name).asSymList().value_or(std::vector<SymExpr>{});
+}
 
 Status OpRegistry::add(std::string_view schemaText, InferFn infer, std::string category, std::string doc) {
   ASSIGN_OR_RETURN(OpSchema schema, parseSchema(schemaText));
@@ -266,12 +286,20 @@ StatusOr<AttrMap> normalizeAttrs(const OpSchema& schema, const AttrMap& attrs, c
   for (const auto& [name, value] : attrs) {
     const ArgSpec* a = schema.findArg(name);
     if (!a || a->isTensor())
-      return invalidArgument(where + ": unknown attribute '" + name + "' for " + schema.name + " (schema: " + schema.text + ")");
+      return invalidArgument(where + ": unknown attribute '" + name + "' for " + schema.name +
+                             " (schema: " + schema.text + ")");
     if (value.isNone()) {
-      if (!a->optional) return invalidArgument(where + ": attribute '" + name + "' of " + schema.name + " may not be none");
+      if (!a->optional)
+        return invalidArgument(where + ": attribute '" + name + "' of " + schema.name + " may not be none");
     } else if (!kindFits(value.kind(), a->type)) {
-      return invalidArgument(where + ": attribute '" + name + "' of " + schema.name + " must be " + argTypeName(a->type) +
-                             (a->optional ? "?" : "") + ", got " + value.toString());
+      return invalidArgument(where + ": attribute '" + name + "' of " + schema.name + " must be " +
+                             argTypeName(a->type) + (a->optional ? "?" : "") + ", got " + value.toString());
+    } else if (a->type == ArgType::kIntList && !a->symbolic && !value.asIntList()) {
+      return invalidArgument(where + ": attribute '" + name + "' of " + schema.name +
+                             " must be a list of plain integers (int[], not SymInt[]), got " + value.toString());
+    } else if (a->type == ArgType::kFloatList && !value.asFloatList()) {
+      return invalidArgument(where + ": attribute '" + name + "' of " + schema.name + " must be float[], got " +
+                             value.toString());
     }
   }
   AttrMap out = attrs;

@@ -37,17 +37,20 @@ enum class ArgType {
 struct ArgSpec {
   std::string name;
   ArgType type = ArgType::kTensor;
-  bool optional = false;                 ///< "T?": may be none
-  std::optional<Attribute> defaultValue; ///< "= value"
-  bool isTensor() const { return type == ArgType::kTensor || type == ArgType::kOptionalTensor || type == ArgType::kTensorList; }
+  bool optional = false;                  ///< "T?": may be none
+  std::optional<Attribute> defaultValue;  ///< "= value"
+  bool symbolic = false;                  ///< SymInt / SymInt[]: entries may be size expressions
+  bool isTensor() const {
+    return type == ArgType::kTensor || type == ArgType::kOptionalTensor || type == ArgType::kTensorList;
+  }
 };
 
 struct OpSchema {
-  std::string name;           ///< "aten.add.Tensor"
-  std::vector<ArgSpec> args;  ///< in declaration order
-  int numOutputs = 1;         ///< fixed number of tensor outputs
+  std::string name;              ///< "aten.add.Tensor"
+  std::vector<ArgSpec> args;     ///< in declaration order
+  int numOutputs = 1;            ///< fixed number of tensor outputs
   bool variadicOutputs = false;  ///< "-> Tensor[]": the count comes from inference
-  std::string text;           ///< the schema as written
+  std::string text;              ///< the schema as written
 
   std::vector<const ArgSpec*> tensorArgs() const;
   std::vector<const ArgSpec*> attrArgs() const;
@@ -65,7 +68,7 @@ class AttrReader {
   const Attribute& attr(const std::string& name) const;
   int64_t getInt(const std::string& name) const;
   SymExpr getSym(const std::string& name) const;
-  double getFloat(const std::string& name) const;   ///< float, int or bool (0/1)
+  double getFloat(const std::string& name) const;  ///< float, int or bool (0/1)
   bool getBool(const std::string& name) const;
   std::string getString(const std::string& name) const;
   DType getDType(const std::string& name) const;

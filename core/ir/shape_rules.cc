@@ -13,13 +13,31 @@ StatusOr<Shape> broadcastShapes(const Shape& a, const Shape& b, const SymAssumpt
     const SymExpr& da = hasA ? a[a.size() - 1 - i] : SymExpr(1);
     const SymExpr& db = hasB ? b[b.size() - 1 - i] : SymExpr(1);
     SymExpr& o = out[n - 1 - i];
-    if (!hasA) { o = db; continue; }
-    if (!hasB) { o = da; continue; }
-    if (da == db) { o = da; continue; }
-    if (da.constant() == 1) { o = db; continue; }
-    if (db.constant() == 1) { o = da; continue; }
+    if (!hasA) {
+      o = db;
+      continue;
+    }
+    if (!hasB) {
+      o = da;
+      continue;
+    }
+    if (da == db) {
+      o = da;
+      continue;
+    }
+    if (da.constant() == 1) {
+      o = db;
+      continue;
+    }
+    if (db.constant() == 1) {
+      o = da;
+      continue;
+    }
     auto eq = proveEQ(da, db, as);
-    if (eq && *eq) { o = da; continue; }
+    if (eq && *eq) {
+      o = da;
+      continue;
+    }
     return invalidArgument("shapes " + shapeToString(a) + " and " + shapeToString(b) + " do not broadcast: dim " +
                            std::to_string(static_cast<int64_t>(n - 1 - i)) + " is " + da.toString() + " vs " +
                            db.toString() + (eq ? "" : " (not provably equal)"));
@@ -63,9 +81,9 @@ DType resultType(const std::vector<PromotionOperand>& operands) {
       merge(op.tensor->rank() > 0 ? dimResult : zeroResult, op.tensor->dtype);
     } else if (op.scalar) {
       const Attribute& s = *op.scalar;
-      DType t = s.kind() == Attribute::Kind::kBool ? DType::kBool
+      DType t = s.kind() == Attribute::Kind::kBool  ? DType::kBool
                 : s.kind() == Attribute::Kind::kInt ? DType::kI64
-                                                     : DType::kF64;
+                                                    : DType::kF64;
       merge(scalarResult, t);
     }
   }

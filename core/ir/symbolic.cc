@@ -20,8 +20,12 @@ std::string monoKey(const std::vector<SymAtomPtr>& atoms) {
 
 // Arithmetic on constants wraps (two's complement) instead of overflowing: sizes that
 // large are rejected elsewhere, and malformed input must never reach undefined behaviour.
-int64_t wrapAdd(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
-int64_t wrapMul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+int64_t wrapAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrapMul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
 
 int64_t floorDivInt(int64_t a, int64_t b) {
   if (b == -1) return wrapMul(a, -1);
@@ -80,9 +84,7 @@ bool isSimpleOperand(const SymExpr& e) {
   return e.isSymbol();
 }
 
-std::string operandText(const SymExpr& e) {
-  return isSimpleOperand(e) ? e.toString() : "(" + e.toString() + ")";
-}
+std::string operandText(const SymExpr& e) { return isSimpleOperand(e) ? e.toString() : "(" + e.toString() + ")"; }
 
 std::string atomText(const SymAtom& a, bool inProduct) {
   if (a.kind == SymAtom::Kind::kSymbol) return a.name;
@@ -103,8 +105,10 @@ SymExpr SymExpr::fromTerms(std::vector<Term> terms) {
   for (auto& t : terms) {
     auto k = monoKey(t.atoms);
     auto it = merged.find(k);
-    if (it == merged.end()) merged.emplace(k, std::move(t));
-    else it->second.coeff = wrapAdd(it->second.coeff, t.coeff);
+    if (it == merged.end())
+      merged.emplace(k, std::move(t));
+    else
+      it->second.coeff = wrapAdd(it->second.coeff, t.coeff);
   }
   SymExpr e;
   for (auto& [k, t] : merged)
@@ -185,8 +189,10 @@ SymExpr SymExpr::floorDiv(const SymExpr& a, const SymExpr& b) {
     // Split a = D + r where every term of D is divisible by c: floor((D + r)/c) = D/c + floor(r/c).
     std::vector<Term> divisible, rest;
     for (const auto& t : a.terms_) {
-      if (t.coeff % *cb == 0) divisible.push_back(Term{t.coeff / *cb, t.atoms});
-      else rest.push_back(t);
+      if (t.coeff % *cb == 0)
+        divisible.push_back(Term{t.coeff / *cb, t.atoms});
+      else
+        rest.push_back(t);
     }
     SymExpr q = fromTerms(std::move(divisible));
     SymExpr r = fromTerms(std::move(rest));
@@ -221,16 +227,20 @@ std::string SymExpr::toString() const {
   std::vector<const Term*> order;
   const Term* constTerm = nullptr;
   for (const auto& t : terms_) {
-    if (t.atoms.empty()) constTerm = &t;
-    else order.push_back(&t);
+    if (t.atoms.empty())
+      constTerm = &t;
+    else
+      order.push_back(&t);
   }
   if (constTerm) order.push_back(constTerm);
   std::string s;
   bool first = true;
   for (const Term* t : order) {
     int64_t c = t->coeff;
-    if (!first) s += c < 0 ? "-" : "+";
-    else if (c < 0) s += "-";
+    if (!first)
+      s += c < 0 ? "-" : "+";
+    else if (c < 0)
+      s += "-";
     uint64_t mag = c < 0 ? 0 - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
     if (t->atoms.empty()) {
       s += std::to_string(mag);
@@ -251,7 +261,8 @@ namespace {
 void collectSymbols(const SymExpr& e, std::set<std::string>& out) {
   for (const auto& t : e.terms())
     for (const auto& a : t.atoms) {
-      if (a->kind == SymAtom::Kind::kSymbol) out.insert(a->name);
+      if (a->kind == SymAtom::Kind::kSymbol)
+        out.insert(a->name);
       else {
         collectSymbols(a->lhs, out);
         collectSymbols(a->rhs, out);

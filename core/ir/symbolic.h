@@ -21,8 +21,8 @@ using SymAtomPtr = std::shared_ptr<const SymAtom>;
 /// (floor) semantics, as PyTorch's sympy-based shapes do.
 class SymExpr {
  public:
-  SymExpr() = default;                       ///< the constant 0
-  SymExpr(int64_t value);                    // NOLINT: implicit, sizes are often constants
+  SymExpr() = default;     ///< the constant 0
+  SymExpr(int64_t value);  // NOLINT: implicit, sizes are often constants
   static SymExpr symbol(const std::string& name);
   /// floor(a / b). `b` must not be the constant 0 (callers check; see isZero()).
   static SymExpr floorDiv(const SymExpr& a, const SymExpr& b);

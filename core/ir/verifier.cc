@@ -12,8 +12,10 @@ Status checkArity(const OpSchema& s, const std::vector<Value*>& inputs, const st
   size_t fixed = 0;
   bool variadic = false;
   for (const ArgSpec* a : targs) {
-    if (a->type == ArgType::kTensorList) variadic = true;
-    else ++fixed;
+    if (a->type == ArgType::kTensorList)
+      variadic = true;
+    else
+      ++fixed;
   }
   if (variadic ? inputs.size() < fixed : inputs.size() != fixed)
     return invalidArgument(where + ": " + s.name + " takes " + (variadic ? "at least " : "") + std::to_string(fixed) +
@@ -71,8 +73,8 @@ Status verifyGraph(const Context& ctx, const Graph& graph) {
     ASSIGN_OR_RETURN(auto types, checkAndInfer(ctx, *def, n->inputs(), attrs, where));
     if (attrs != n->attrs()) return invalidArgument(where + ": attributes are not normalized (missing defaults)");
     if (types.size() != n->outputs().size())
-      return invalidArgument(where + ": declares " + std::to_string(n->outputs().size()) + " outputs, the op produces " +
-                             std::to_string(types.size()));
+      return invalidArgument(where + ": declares " + std::to_string(n->outputs().size()) +
+                             " outputs, the op produces " + std::to_string(types.size()));
     for (size_t i = 0; i < types.size(); ++i) {
       const Value* out = n->outputs()[i];
       const TensorType& declared = out->type();

@@ -118,20 +118,20 @@ StatusOr<std::vector<TensorType>> inferMv(const InferContext& ctx) {
 }  // namespace
 
 Status registerMatmulOps(ir::OpRegistry& reg) {
-  RETURN_IF_ERROR(reg.add("aten.mm(Tensor self, Tensor mat2) -> Tensor", inferMm, "nn",
-                          "matrix product of [n, m] and [m, p]"));
+  RETURN_IF_ERROR(
+      reg.add("aten.mm(Tensor self, Tensor mat2) -> Tensor", inferMm, "nn", "matrix product of [n, m] and [m, p]"));
   RETURN_IF_ERROR(reg.add("aten.bmm(Tensor self, Tensor mat2) -> Tensor", inferBmm, "nn",
                           "batched matrix product of [b, n, m] and [b, m, p] (no broadcasting)"));
   RETURN_IF_ERROR(
       reg.add("aten.addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
               inferAddmm, "nn", "beta * self + alpha * (mat1 @ mat2); self broadcasts; beta = 0 ignores self"));
-  RETURN_IF_ERROR(reg.add(
-      "aten.baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
-      inferBaddbmm, "nn", "beta * self + alpha * bmm(batch1, batch2); self broadcasts"));
+  RETURN_IF_ERROR(
+      reg.add("aten.baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor",
+              inferBaddbmm, "nn", "beta * self + alpha * bmm(batch1, batch2); self broadcasts"));
   RETURN_IF_ERROR(reg.add("aten.dot(Tensor self, Tensor tensor) -> Tensor", inferDot, "nn",
                           "inner product of two 1-D tensors (a 0-dim result)"));
-  RETURN_IF_ERROR(reg.add("aten.mv(Tensor self, Tensor vec) -> Tensor", inferMv, "nn",
-                          "matrix-vector product of [n, m] and [m]"));
+  RETURN_IF_ERROR(
+      reg.add("aten.mv(Tensor self, Tensor vec) -> Tensor", inferMv, "nn", "matrix-vector product of [n, m] and [m]"));
   return Status::ok();
 }
 

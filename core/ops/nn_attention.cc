@@ -149,11 +149,11 @@ Status registerAttentionLossOps(ir::OpRegistry& reg) {
       "aten.nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) "
       "-> (Tensor output, Tensor total_weight)",
       inferNllLoss, "nn", "negative log-likelihood loss over log-probabilities (reduction 0 none, 1 mean, 2 sum)"));
-  RETURN_IF_ERROR(reg.add("aten.mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", inferMseLoss,
-                          "nn", "mean squared error (self and target broadcast)"));
-  RETURN_IF_ERROR(reg.add(
-      "aten.binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",
-      inferBce, "nn", "binary cross entropy of probabilities in [0, 1] (log clamped at -100)"));
+  RETURN_IF_ERROR(reg.add("aten.mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor", inferMseLoss, "nn",
+                          "mean squared error (self and target broadcast)"));
+  RETURN_IF_ERROR(
+      reg.add("aten.binary_cross_entropy(Tensor self, Tensor target, Tensor? weight=None, int reduction=1) -> Tensor",
+              inferBce, "nn", "binary cross entropy of probabilities in [0, 1] (log clamped at -100)"));
   return Status::ok();
 }
 

@@ -58,8 +58,7 @@ TEST(NNMatmul, BmmValuesAndBatchCheck) {
 
 TEST(NNMatmul, AddmmBetaAlphaAndBroadcastSelf) {
   HostTensor self = F({2}, {10, 20}), a = F({2, 2}, {1, 2, 3, 4}), b = F({2, 2}, {1, 0, 0, 1});
-  expectValues(run1("aten.addmm", {&self, &a, &b}, {{"beta", ai(2)}, {"alpha", ai(3)}}), {2, 2},
-               {23, 46, 29, 52});
+  expectValues(run1("aten.addmm", {&self, &a, &b}, {{"beta", ai(2)}, {"alpha", ai(3)}}), {2, 2}, {23, 46, 29, 52});
   HostTensor s0 = F({}, {1.5});
   expectValues(run1("aten.addmm", {&s0, &a, &b}), {2, 2}, {2.5, 3.5, 4.5, 5.5});
 }

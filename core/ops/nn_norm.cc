@@ -155,11 +155,10 @@ Status registerNormOps(ir::OpRegistry& reg) {
       reg.add("aten.native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, "
               "SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)",
               inferGroupNorm, "nn", "group norm (out, mean [N, group], rstd [N, group])"));
-  RETURN_IF_ERROR(reg.add("aten._softmax(Tensor self, int dim, bool half_to_float) -> Tensor", inferSoftmax,
-                          "nn",
+  RETURN_IF_ERROR(reg.add("aten._softmax(Tensor self, int dim, bool half_to_float) -> Tensor", inferSoftmax, "nn",
                           "softmax along dim (max-subtracted); half_to_float turns an f16 input into an f32 result"));
-  RETURN_IF_ERROR(reg.add("aten._log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", inferSoftmax,
-                          "nn", "log-softmax along dim (max-subtracted)"));
+  RETURN_IF_ERROR(reg.add("aten._log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", inferSoftmax, "nn",
+                          "log-softmax along dim (max-subtracted)"));
   return Status::ok();
 }
 

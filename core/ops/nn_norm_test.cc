@@ -123,8 +123,8 @@ TEST(NNGroupNorm, ValuesAndStatistics) {
 TEST(NNBatchNorm, NoTrainingUsesRunningStats) {
   HostTensor x = F({2, 2}, {1, 2, 3, 4}), w = F({2}, {2, 1}), b = F({2}, {0, 1}), rm = F({2}, {1, 2}),
              rv = F({2}, {3, 0});
-  auto r = run("aten._native_batch_norm_legit_no_training", {&x, &w, &b, &rm, &rv},
-               {{"momentum", af(0.1)}, {"eps", af(1)}});
+  auto r =
+      run("aten._native_batch_norm_legit_no_training", {&x, &w, &b, &rm, &rv}, {{"momentum", af(0.1)}, {"eps", af(1)}});
   ASSERT_TRUE(r.isOk()) << r.status().toString();
   expectValues((*r)[0], {2, 2}, {0, 1, 2, 3});
   expectValues((*r)[1], {0}, {});

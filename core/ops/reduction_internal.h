@@ -27,7 +27,7 @@ inline StatusOr<std::vector<bool>> reducedDims(const ir::AttrReader& attrs, int6
     if (list->empty()) return all;
     dims = *list;
   } else {
-    dims = {attrs.getInt("dim")};
+    dims.assign(1, attrs.getInt("dim"));
   }
   auto wrapped = ir::wrapDims(dims, rank);
   if (!wrapped.isOk()) return attrs.error(wrapped.status().message());

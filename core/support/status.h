@@ -13,13 +13,13 @@ namespace plugsdk {
 /// Canonical error codes (the same set the C ABI exposes).
 enum class StatusCode {
   kOk = 0,
-  kInvalidArgument,   ///< bad input: malformed text, wrong arity, shape mismatch
-  kNotFound,          ///< unknown op, missing file or symbol
-  kUnimplemented,     ///< valid request that this component does not support
+  kInvalidArgument,  ///< bad input: malformed text, wrong arity, shape mismatch
+  kNotFound,         ///< unknown op, missing file or symbol
+  kUnimplemented,    ///< valid request that this component does not support
   kFailedPrecondition,
   kOutOfRange,
-  kInternal,          ///< a bug in plugsdk
-  kUnavailable,       ///< a device or driver is not there
+  kInternal,     ///< a bug in plugsdk
+  kUnavailable,  ///< a device or driver is not there
   kResourceExhausted,
 };
 
@@ -67,9 +67,18 @@ class [[nodiscard]] StatusOr {
 
   bool isOk() const { return status_.isOk(); }
   const Status& status() const { return status_; }
-  T& value() & { assert(isOk()); return *value_; }
-  const T& value() const& { assert(isOk()); return *value_; }
-  T&& value() && { assert(isOk()); return std::move(*value_); }
+  T& value() & {
+    assert(isOk());
+    return *value_;
+  }
+  const T& value() const& {
+    assert(isOk());
+    return *value_;
+  }
+  T&& value() && {
+    assert(isOk());
+    return std::move(*value_);
+  }
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
   T& operator*() & { return value(); }
@@ -86,15 +95,14 @@ class [[nodiscard]] StatusOr {
 #define PLUGSDK_CONCAT(a, b) PLUGSDK_CONCAT_INNER(a, b)
 
 /// Returns the Status from the enclosing function if `expr` is an error.
-#define RETURN_IF_ERROR(expr)                          \
-  do {                                                 \
-    ::plugsdk::Status plugsdk_status_ = (expr);        \
+#define RETURN_IF_ERROR(expr)                            \
+  do {                                                   \
+    ::plugsdk::Status plugsdk_status_ = (expr);          \
     if (!plugsdk_status_.isOk()) return plugsdk_status_; \
   } while (0)
 
 /// `ASSIGN_OR_RETURN(auto x, f());` declares x from a StatusOr, or returns its error.
-#define ASSIGN_OR_RETURN(lhs, expr) \
-  ASSIGN_OR_RETURN_IMPL(PLUGSDK_CONCAT(plugsdk_statusor_, __LINE__), lhs, expr)
+#define ASSIGN_OR_RETURN(lhs, expr) ASSIGN_OR_RETURN_IMPL(PLUGSDK_CONCAT(plugsdk_statusor_, __LINE__), lhs, expr)
 #define ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
   auto tmp = (expr);                          \
   if (!tmp.isOk()) return tmp.status();       \

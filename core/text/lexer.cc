@@ -27,17 +27,27 @@ StatusOr<std::vector<Token>> tokenize(std::string_view src) {
   size_t i = 0;
   auto advance = [&](size_t n) {
     for (size_t k = 0; k < n && i < src.size(); ++k, ++i) {
-      if (src[i] == '\n') { ++line; col = 1; } else { ++col; }
+      if (src[i] == '\n') {
+        ++line;
+        col = 1;
+      } else {
+        ++col;
+      }
     }
   };
-  auto err = [&](int l, int c, const std::string& msg) { return invalidArgument(std::to_string(l) + ":" + std::to_string(c) + ": " + msg); };
+  auto err = [&](int l, int c, const std::string& msg) {
+    return invalidArgument(std::to_string(l) + ":" + std::to_string(c) + ": " + msg);
+  };
   while (i < src.size()) {
     char c = src[i];
     if (c == '#') {
       while (i < src.size() && src[i] != '\n') advance(1);
       continue;
     }
-    if (std::isspace(static_cast<unsigned char>(c))) { advance(1); continue; }
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      advance(1);
+      continue;
+    }
     Token t;
     t.loc = {line, col};
     if (isIdentStart(c)) {
@@ -79,7 +89,11 @@ StatusOr<std::vector<Token>> tokenize(std::string_view src) {
       bool closed = false;
       while (j < src.size()) {
         char d = src[j];
-        if (d == '"') { closed = true; ++j; break; }
+        if (d == '"') {
+          closed = true;
+          ++j;
+          break;
+        }
         if (d == '\n') break;
         if (d == '\\' && j + 1 < src.size()) {
           char e = src[j + 1];
@@ -103,7 +117,9 @@ StatusOr<std::vector<Token>> tokenize(std::string_view src) {
       t.text = std::string(1, c);
       advance(1);
     } else {
-      std::string shown = std::isprint(static_cast<unsigned char>(c)) ? std::string(1, c) : "\\x" + std::to_string(static_cast<unsigned char>(c));
+      std::string shown = std::isprint(static_cast<unsigned char>(c))
+                              ? std::string(1, c)
+                              : "\\x" + std::to_string(static_cast<unsigned char>(c));
       return err(line, col, "unexpected character '" + shown + "'");
     }
     out.push_back(std::move(t));

@@ -12,13 +12,13 @@ namespace plugsdk::text {
 
 enum class Tok {
   kEnd,
-  kIdent,    ///< graph, aten.add.Tensor, f32, s0, true, ...
-  kValue,    ///< %name (text holds the name without %)
-  kGlobal,   ///< @name
+  kIdent,   ///< graph, aten.add.Tensor, f32, s0, true, ...
+  kValue,   ///< %name (text holds the name without %)
+  kGlobal,  ///< @name
   kInt,
   kFloat,
-  kString,   ///< text holds the unescaped contents
-  kPunct,    ///< ( ) [ ] { } , : = + - * // %
+  kString,  ///< text holds the unescaped contents
+  kPunct,   ///< ( ) [ ] { } , : = + - * // %
 };
 
 struct Token {

@@ -49,9 +49,13 @@ class Parser {
         RETURN_IF_ERROR(expectPunct(":"));
         ASSIGN_OR_RETURN(ir::TensorType t, parseType());
         for (const auto& d : t.shape)
-          if (auto c = d.constant(); c && *c < 0) return errorAt(name.loc, "input %" + name.text + " has a negative size");
+          if (auto c = d.constant(); c && *c < 0)
+            return errorAt(name.loc, "input %" + name.text + " has a negative size");
         values_[name.text] = g.addInput(name.text, std::move(t));
-        if (isPunct(",")) { next(); continue; }
+        if (isPunct(",")) {
+          next();
+          continue;
+        }
         break;
       }
     }
@@ -69,7 +73,10 @@ class Parser {
       auto it = values_.find(v.text);
       if (it == values_.end()) return errorAt(v.loc, "use of undefined value %" + v.text);
       outs.push_back(it->second);
-      if (isPunct(",")) { next(); continue; }
+      if (isPunct(",")) {
+        next();
+        continue;
+      }
       break;
     }
     g.setOutputs(std::move(outs));
@@ -93,8 +100,12 @@ class Parser {
     return t;
   }
   bool isPunct(const char* p) const { return peek().kind == Tok::kPunct && peek().text == p; }
-  Status errorAt(const ir::SourceLoc& loc, const std::string& msg) const { return invalidArgument(loc.toString() + ": " + msg); }
-  Status expected(const std::string& what) const { return errorAt(peek().loc, "expected " + what + ", got " + describeToken(peek())); }
+  Status errorAt(const ir::SourceLoc& loc, const std::string& msg) const {
+    return invalidArgument(loc.toString() + ": " + msg);
+  }
+  Status expected(const std::string& what) const {
+    return errorAt(peek().loc, "expected " + what + ", got " + describeToken(peek()));
+  }
   Status expectPunct(const char* p) {
     if (!isPunct(p)) return expected(std::string("'") + p + "'");
     next();
@@ -172,7 +183,10 @@ class Parser {
       for (;;) {
         ASSIGN_OR_RETURN(SymExpr d, parseExpr(0));
         dims.push_back(std::move(d));
-        if (isPunct(",")) { next(); continue; }
+        if (isPunct(",")) {
+          next();
+          continue;
+        }
         break;
       }
     }
@@ -209,7 +223,10 @@ class Parser {
         for (;;) {
           ASSIGN_OR_RETURN(Attribute a, parseAttrValue(depth + 1));
           items.push_back(std::move(a));
-          if (isPunct(",")) { next(); continue; }
+          if (isPunct(",")) {
+            next();
+            continue;
+          }
           break;
         }
       }
@@ -217,7 +234,8 @@ class Parser {
       RETURN_IF_ERROR(expectPunct("]"));
       bool anyFloat = false;
       for (const auto& a : items) {
-        if (a.kind() == Attribute::Kind::kFloat) anyFloat = true;
+        if (a.kind() == Attribute::Kind::kFloat)
+          anyFloat = true;
         else if (a.kind() != Attribute::Kind::kInt && a.kind() != Attribute::Kind::kSym)
           return errorAt(close.loc, "lists may hold only integers, sizes or floats");
       }
@@ -236,13 +254,26 @@ class Parser {
     if (t.kind == Tok::kString) return Attribute::fromString(next().text);
     if (t.kind == Tok::kIdent) {
       if (t.text == "true" || t.text == "false") return Attribute::fromBool(next().text == "true");
-      if (t.text == "none") { next(); return Attribute::none(); }
-      if (t.text == "inf") { next(); return Attribute::fromFloat(INFINITY); }
-      if (t.text == "nan") { next(); return Attribute::fromFloat(NAN); }
-      if (auto dt = ir::parseDType(t.text)) { next(); return Attribute::fromDType(*dt); }
+      if (t.text == "none") {
+        next();
+        return Attribute::none();
+      }
+      if (t.text == "inf") {
+        next();
+        return Attribute::fromFloat(INFINITY);
+      }
+      if (t.text == "nan") {
+        next();
+        return Attribute::fromFloat(NAN);
+      }
+      if (auto dt = ir::parseDType(t.text)) {
+        next();
+        return Attribute::fromDType(*dt);
+      }
     }
     if (t.kind == Tok::kFloat) return parseFloatToken(next(), false);
-    if (isPunct("-") && (peek(1).kind == Tok::kFloat || (peek(1).kind == Tok::kIdent && (peek(1).text == "inf" || peek(1).text == "nan")))) {
+    if (isPunct("-") && (peek(1).kind == Tok::kFloat ||
+                         (peek(1).kind == Tok::kIdent && (peek(1).text == "inf" || peek(1).text == "nan")))) {
       next();
       Token f = next();
       if (f.kind == Tok::kIdent) return Attribute::fromFloat(f.text == "inf" ? -INFINITY : -NAN);
@@ -272,7 +303,10 @@ class Parser {
       for (const auto& r : results)
         if (r.text == v.text) return errorAt(v.loc, "value %" + v.text + " is defined twice");
       results.push_back(v);
-      if (isPunct(",")) { next(); continue; }
+      if (isPunct(",")) {
+        next();
+        continue;
+      }
       break;
     }
     RETURN_IF_ERROR(expectPunct("="));
@@ -296,7 +330,10 @@ class Parser {
         } else {
           return expected("an input value like %x or 'none' (attributes go in {...})");
         }
-        if (isPunct(",")) { next(); continue; }
+        if (isPunct(",")) {
+          next();
+          continue;
+        }
         break;
       }
     }
@@ -312,7 +349,10 @@ class Parser {
           RETURN_IF_ERROR(expectPunct("="));
           ASSIGN_OR_RETURN(Attribute value, parseAttrValue(0));
           attrs[name.text] = std::move(value);
-          if (isPunct(",")) { next(); continue; }
+          if (isPunct(",")) {
+            next();
+            continue;
+          }
           break;
         }
       }
@@ -324,7 +364,10 @@ class Parser {
       for (;;) {
         ASSIGN_OR_RETURN(ir::TensorType t, parseType());
         declared.push_back(std::move(t));
-        if (isPunct(",")) { next(); continue; }
+        if (isPunct(",")) {
+          next();
+          continue;
+        }
         break;
       }
     }

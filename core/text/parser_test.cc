@@ -18,25 +18,36 @@ std::shared_ptr<ir::Context> testContext() {
     return std::vector<TensorType>{{c.input(0)->dtype, shape, std::nullopt}};
   };
   EXPECT_TRUE(ctx->ops.add("t.add(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", binary, "test").isOk());
-  EXPECT_TRUE(ctx->ops.add("t.view(Tensor self, SymInt[] size) -> Tensor",
-                           [](const ir::InferContext& c) -> StatusOr<std::vector<TensorType>> {
-                             auto size = c.getSyms("size");
-                             RETURN_IF_ERROR(ir::checkSameSize(c.input(0)->numel(), ir::numelOf(size), "view: element count"));
-                             return std::vector<TensorType>{{c.input(0)->dtype, size, std::nullopt}};
-                           },
-                           "test").isOk());
-  EXPECT_TRUE(ctx->ops.add("t.split2(Tensor self, float eps=1e-05, str mode=\"a\", ScalarType? dtype=None) -> (Tensor, Tensor)",
-                           [](const ir::InferContext& c) -> StatusOr<std::vector<TensorType>> {
-                             TensorType t = *c.input(0);
-                             if (!c.isNone("dtype")) t.dtype = c.getDType("dtype");
-                             return std::vector<TensorType>{t, t};
-                           },
-                           "test").isOk());
-  EXPECT_TRUE(ctx->ops.add("t.opt(Tensor self, Tensor? w, float[] f=[]) -> Tensor",
-                           [](const ir::InferContext& c) -> StatusOr<std::vector<TensorType>> {
-                             return std::vector<TensorType>{*c.input(0)};
-                           },
-                           "test").isOk());
+  EXPECT_TRUE(ctx->ops
+                  .add(
+                      "t.view(Tensor self, SymInt[] size) -> Tensor",
+                      [](const ir::InferContext& c) -> StatusOr<std::vector<TensorType>> {
+                        auto size = c.getSyms("size");
+                        RETURN_IF_ERROR(
+                            ir::checkSameSize(c.input(0)->numel(), ir::numelOf(size), "view: element count"));
+                        return std::vector<TensorType>{{c.input(0)->dtype, size, std::nullopt}};
+                      },
+                      "test")
+                  .isOk());
+  EXPECT_TRUE(
+      ctx->ops
+          .add(
+              "t.split2(Tensor self, float eps=1e-05, str mode=\"a\", ScalarType? dtype=None) -> (Tensor, Tensor)",
+              [](const ir::InferContext& c) -> StatusOr<std::vector<TensorType>> {
+                TensorType t = *c.input(0);
+                if (!c.isNone("dtype")) t.dtype = c.getDType("dtype");
+                return std::vector<TensorType>{t, t};
+              },
+              "test")
+          .isOk());
+  EXPECT_TRUE(ctx->ops
+                  .add(
+                      "t.opt(Tensor self, Tensor? w, float[] f=[]) -> Tensor",
+                      [](const ir::InferContext& c) -> StatusOr<std::vector<TensorType>> {
+                        return std::vector<TensorType>{*c.input(0)};
+                      },
+                      "test")
+                  .isOk());
   return ctx;
 }
 
@@ -54,7 +65,8 @@ TEST(Text, CanonicalFileRoundTripsByteForByte) {
   auto ctx = testContext();
   // The view to [s0*4 % 3, (s0+1)//2] cannot be proven element-preserving: drop that line here.
   std::string src = kCanonical;
-  src.erase(src.find("  %m ="), std::string("  %m = t.view(%x) {size = [s0*4 % 3, (s0+1)//2]} : f32[s0*4 % 3, (s0+1)//2]\n").size());
+  src.erase(src.find("  %m ="),
+            std::string("  %m = t.view(%x) {size = [s0*4 % 3, (s0+1)//2]} : f32[s0*4 % 3, (s0+1)//2]\n").size());
   auto g = parseGraph(*ctx, src);
   ASSERT_TRUE(g.isOk()) << g.status().toString();
   EXPECT_EQ(printGraph(*g), src);
@@ -88,12 +100,14 @@ TEST(Text, BadInputGetsPositionedErrors) {
       {"graph @g(%x: f32[3]) {\n  %1 = t.add(%x)\n  return %1\n}", "takes 2 tensor inputs, got 1"},
       {"graph @g(%x: f32[3]) {\n  %1 = t.add(%x, %y)\n  return %1\n}", "2:18: use of undefined value %y"},
       {"graph @g(%x: f32[3], %y: f32[4]) {\n  %1 = t.add(%x, %y)\n  return %1\n}", "do not broadcast"},
-      {"graph @g(%x: f32[3]) {\n  %1 = t.add(%x, %x) : f32[4]\n  return %1\n}", "declared f32[4] but the op infers f32[3]"},
+      {"graph @g(%x: f32[3]) {\n  %1 = t.add(%x, %x) : f32[4]\n  return %1\n}",
+       "declared f32[4] but the op infers f32[3]"},
       {"graph @g(%x: f32[3]) {\n  %1 = t.add(%x, %x) {beta = 1}\n  return %1\n}", "unknown attribute 'beta'"},
       {"graph @g(%x: f32[3]) {\n  %1 = t.add(%x, %x) {alpha = \"a\"}\n  return %1\n}", "must be Scalar"},
       {"graph @g(%x: f32[s0]) {\n  %1 = t.view(%x) {size = [4]}\n  return %1\n}", "not provably equal"},
       {"graph @g(%x: f32[2]) {\n  %1 = t.view(%x) {size = [3]}\n  return %1\n}", "element count: 2 vs 3"},
-      {"graph @g(%x: f32[3]) {\n  %1 = t.add(%x, %x)\n  %1 = t.add(%x, %x)\n  return %1\n}", "3:3: value %1 is defined twice"},
+      {"graph @g(%x: f32[3]) {\n  %1 = t.add(%x, %x)\n  %1 = t.add(%x, %x)\n  return %1\n}",
+       "3:3: value %1 is defined twice"},
       {"graph @g(%x: f32[3]) {\n  %1 = t.add(%x, %1)\n  return %1\n}", "use of undefined value %1"},
       {"graph @g(%x: f32[3]) {\n  %1, %2 = t.add(%x, %x)\n  return %1\n}", "produces 1 output, but 2 names are bound"},
       {"graph @g(%x: f32[s0//0]) {\n  return %x\n}", "division by zero"},
@@ -104,13 +118,15 @@ TEST(Text, BadInputGetsPositionedErrors) {
       {"graph @g(%x: f32[3]) {\n  return %x\n} extra", "expected end of file"},
       {"graph @g(%x: f32[3]) \x01", "unexpected character"},
       {"graph @g(%x: f32[-2]) {\n  return %x\n}", "negative size"},
+      {"graph @g(%x: f32[s0]) {\n  %1 = t.opt(%x, none) {f = [s0]}\n  return %1\n}", "must be float[]"},
       {"", "1:1: expected 'graph'"},
   };
   for (const auto& c : cases) {
     auto g = parseGraph(*ctx, c.src);
     ASSERT_FALSE(g.isOk()) << "accepted: " << c.src;
     EXPECT_NE(g.status().message().find(c.expect), std::string::npos)
-        << "for input:\n" << c.src << "\nmessage: " << g.status().message() << "\nexpected to contain: " << c.expect;
+        << "for input:\n"
+        << c.src << "\nmessage: " << g.status().message() << "\nexpected to contain: " << c.expect;
   }
 }
 
@@ -124,7 +140,8 @@ TEST(Text, DefaultOverloadNamesAreCanonicalized) {
 
 TEST(Text, DeepNestingIsAnErrorNotACrash) {
   auto ctx = testContext();
-  std::string deep = "graph @g(%x: f32[" + std::string(10000, '(') + "1" + std::string(10000, ')') + "]) {\n return %x\n}";
+  std::string deep =
+      "graph @g(%x: f32[" + std::string(10000, '(') + "1" + std::string(10000, ')') + "]) {\n return %x\n}";
   auto g = parseGraph(*ctx, deep);
   ASSERT_FALSE(g.isOk());
   EXPECT_NE(g.status().message().find("nested too deeply"), std::string::npos);

@@ -24,7 +24,8 @@ std::string printGraph(const ir::Graph& g) {
     s += "  ";
     for (size_t i = 0; i < n->outputs().size(); ++i) s += (i ? ", " : "") + n->outputs()[i]->ref();
     s += " = " + n->op() + "(";
-    for (size_t i = 0; i < n->inputs().size(); ++i) s += (i ? ", " : "") + (n->inputs()[i] ? n->inputs()[i]->ref() : std::string("none"));
+    for (size_t i = 0; i < n->inputs().size(); ++i)
+      s += (i ? ", " : "") + (n->inputs()[i] ? n->inputs()[i]->ref() : std::string("none"));
     s += ")";
     std::string attrs;
     for (const auto& [name, value] : n->attrs()) {
