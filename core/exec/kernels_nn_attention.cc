@@ -1,5 +1,5 @@
-// Reference kernels for scaled_dot_product_attention, native_dropout (seeded counter-based
-// mask) and the losses nll_loss_forward, mse_loss and binary_cross_entropy.
+// Reference kernels for scaled_dot_product_attention and its CPU flash form (with logsumexp),
+// native_dropout (seeded counter-based mask) and nll_loss_forward, mse_loss, binary_cross_entropy.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -22,22 +22,20 @@ int64_t batchOffset(const std::vector<int64_t>& idx, const std::vector<int64_t>&
   return o * matrixSize;
 }
 
-StatusOr<std::vector<HostTensor>> sdpa(const RefKernelContext& ctx) {
-  const HostTensor &q = *ctx.input(0), &k = *ctx.input(1), &v = *ctx.input(2);
-  const HostTensor* mask = ctx.input(3);
-  if (ctx.getFloat("dropout_p") > 0)
-    return unimplemented(ctx.schema().name + ": dropout_p > 0 is unimplemented in the reference executor");
-  const auto& os = ctx.outShape();
-  const std::vector<int64_t> ob(os.begin(), os.end() - 2);
+/// Attention for every index of the batch dims `ob` (q, k and v broadcast to them, see
+/// batchOffset): out = softmax(scale * q k^T + mask) v, where a bool mask's false and, when
+/// `causal`, the keys above the top-left aligned diagonal give -inf scores. A row whose
+/// scores are all -inf gives zeros (PyTorch's safe softmax). With `lse`, each row's
+/// logsumexp of the scores goes there as well (0 for a fully masked row, as PyTorch's CPU
+/// flash kernel).
+void attention(const HostTensor& q, const HostTensor& k, const HostTensor& v, const HostTensor* mask, bool causal,
+               double scale, const std::vector<int64_t>& ob, HostTensor& out, HostTensor* lse) {
   const int64_t L = q.shape()[q.shape().size() - 2], E = q.shape().back();
   const int64_t S = k.shape()[k.shape().size() - 2], Ev = v.shape().back();
-  const double scale = ctx.isNone("scale") ? 1.0 / std::sqrt(static_cast<double>(E)) : ctx.getFloat("scale");
-  const bool causal = ctx.getBool("is_causal");
   std::vector<int64_t> full = ob, maskStrides;
   full.push_back(L);
   full.push_back(S);
   if (mask) maskStrides = broadcastStrides(mask->shape(), full);
-  HostTensor out = ctx.makeOutput();
   std::vector<double> scores(static_cast<size_t>(S));
   std::vector<int64_t> mi(full.size(), 0);
   forEachIndex(ob, [&](const std::vector<int64_t>& idx, int64_t b) {
@@ -67,9 +65,13 @@ StatusOr<std::vector<HostTensor>> sdpa(const RefKernelContext& ctx) {
         if (std::isnan(sc) || sc > mx) mx = std::isnan(mx) ? mx : sc;
       }
       const int64_t orow = (b * L + l) * Ev;
-      if (allMasked) continue;  // a fully masked row gives zeros (PyTorch's safe softmax)
+      if (allMasked) {
+        if (lse) lse->setDouble(b * L + l, 0.0);
+        continue;  // the output row stays zero
+      }
       double sum = 0;
       for (double& sc : scores) sum += (sc = std::exp(sc - mx));
+      if (lse) lse->setDouble(b * L + l, mx + std::log(sum));
       for (int64_t e = 0; e < Ev; ++e) {
         double acc = 0;
         for (int64_t j = 0; j < S; ++j) acc += scores[static_cast<size_t>(j)] / sum * v.getDouble(vo + j * Ev + e);
@@ -77,7 +79,37 @@ StatusOr<std::vector<HostTensor>> sdpa(const RefKernelContext& ctx) {
       }
     }
   });
+}
+
+/// The scale attribute, or 1 / sqrt(E) for none.
+double attentionScale(const RefKernelContext& ctx, const HostTensor& q) {
+  return ctx.isNone("scale") ? 1.0 / std::sqrt(static_cast<double>(q.shape().back())) : ctx.getFloat("scale");
+}
+
+Status refuseDropout(const RefKernelContext& ctx) {
+  if (ctx.getFloat("dropout_p") > 0)
+    return unimplemented(ctx.schema().name + ": dropout_p > 0 is unimplemented in the reference executor");
+  return Status::ok();
+}
+
+StatusOr<std::vector<HostTensor>> sdpa(const RefKernelContext& ctx) {
+  const HostTensor &q = *ctx.input(0), &k = *ctx.input(1), &v = *ctx.input(2);
+  RETURN_IF_ERROR(refuseDropout(ctx));
+  const auto& os = ctx.outShape();
+  HostTensor out = ctx.makeOutput();
+  attention(q, k, v, ctx.input(3), ctx.getBool("is_causal"), attentionScale(ctx, q),
+            std::vector<int64_t>(os.begin(), os.end() - 2), out, nullptr);
   return std::vector<HostTensor>{std::move(out)};
+}
+
+/// (output, logsumexp) over [batch, heads]; the mask is floating (inference refuses bool).
+StatusOr<std::vector<HostTensor>> flashAttentionCpu(const RefKernelContext& ctx) {
+  const HostTensor &q = *ctx.input(0), &k = *ctx.input(1), &v = *ctx.input(2);
+  RETURN_IF_ERROR(refuseDropout(ctx));
+  HostTensor out = ctx.makeOutput(0), lse = ctx.makeOutput(1);
+  attention(q, k, v, ctx.input(3), ctx.getBool("is_causal"), attentionScale(ctx, q), {q.shape()[0], q.shape()[1]}, out,
+            &lse);
+  return std::vector<HostTensor>{std::move(out), std::move(lse)};
 }
 
 /// splitmix64: the dropout generator's mixing function.
@@ -212,6 +244,7 @@ StatusOr<std::vector<HostTensor>> bceLoss(const RefKernelContext& ctx) {
 
 void registerAttentionLossKernels(RefKernelTable& t) {
   t.add("aten.scaled_dot_product_attention", sdpa);
+  t.add("aten._scaled_dot_product_flash_attention_for_cpu", flashAttentionCpu);
   t.add("aten.native_dropout", nativeDropout);
   t.add("aten.nll_loss_forward", nllLoss);
   t.add("aten.mse_loss", mseLoss);

@@ -1,5 +1,5 @@
-// Reference kernels for normalization (batch norm variants, layer norm, group norm) and
-// _softmax / _log_softmax, in float64 with two-pass (mean, then squared deviations) statistics.
+// Reference kernels for normalization (batch norm variants, layer norm, group norm, in float64
+// with two-pass statistics: mean, then squared deviations) and _softmax / _log_softmax / _safe_softmax.
 #include <cmath>
 #include <limits>
 
@@ -124,34 +124,43 @@ StatusOr<std::vector<HostTensor>> groupNorm(const RefKernelContext& ctx) {
 }
 
 /// softmax / log_softmax along `dim`, subtracting the (NaN-propagating) maximum first.
-RefKernel softmax(bool log) {
-  return [log](const RefKernelContext& ctx) -> StatusOr<std::vector<HostTensor>> {
-    const HostTensor& x = *ctx.input(0);
-    const int64_t rank = x.rank();
-    int64_t dim = ctx.getInt("dim");
-    if (dim < 0) dim += rank == 0 ? 1 : rank;
-    const size_t d = static_cast<size_t>(dim);
-    const int64_t outer = prodRange(x.shape(), 0, d), size = rank == 0 ? 1 : x.shape()[d];
-    const int64_t inner = rank == 0 ? 1 : prodRange(x.shape(), d + 1, x.shape().size());
-    HostTensor out = ctx.makeOutput();
-    for (int64_t o = 0; o < outer; ++o)
-      for (int64_t in = 0; in < inner; ++in) {
-        const int64_t base = o * size * inner + in;
-        double mx = -std::numeric_limits<double>::infinity();
-        for (int64_t i = 0; i < size; ++i) {
-          const double v = x.getDouble(base + i * inner);
-          if (std::isnan(v) || v > mx) mx = std::isnan(mx) ? mx : v;
-        }
-        double sum = 0;
-        for (int64_t i = 0; i < size; ++i) sum += std::exp(x.getDouble(base + i * inner) - mx);
-        const double logSum = std::log(sum);
-        for (int64_t i = 0; i < size; ++i) {
-          const double z = x.getDouble(base + i * inner) - mx;
-          out.setDouble(base + i * inner, log ? z - logSum : std::exp(z) / sum);
-        }
+/// `safe` (_safe_softmax): the input is first converted to the output dtype where that differs
+/// (an explicit cast, so it rounds), and rows whose inputs are all -inf give 0 instead of NaN.
+StatusOr<std::vector<HostTensor>> softmaxAlong(const RefKernelContext& ctx, bool log, bool safe) {
+  const HostTensor& x = *ctx.input(0);
+  const int64_t rank = x.rank();
+  int64_t dim = ctx.getInt("dim");
+  if (dim < 0) dim += rank == 0 ? 1 : rank;
+  const size_t d = static_cast<size_t>(dim);
+  const int64_t outer = prodRange(x.shape(), 0, d), size = rank == 0 ? 1 : x.shape()[d];
+  const int64_t inner = rank == 0 ? 1 : prodRange(x.shape(), d + 1, x.shape().size());
+  constexpr double kNegInf = -std::numeric_limits<double>::infinity();
+  HostTensor out = ctx.makeOutput();
+  const bool cast = safe && out.dtype() != x.dtype();
+  auto value = [&](int64_t i) { return cast ? roundToFloatType(x.getDouble(i), out.dtype()) : x.getDouble(i); };
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t in = 0; in < inner; ++in) {
+      const int64_t base = o * size * inner + in;
+      double mx = kNegInf;
+      bool allNegInf = true;  // judged on the input before any conversion, as PyTorch
+      for (int64_t i = 0; i < size; ++i) {
+        const double v = value(base + i * inner);
+        if (std::isnan(v) || v > mx) mx = std::isnan(mx) ? mx : v;
+        allNegInf = allNegInf && x.getDouble(base + i * inner) == kNegInf;
       }
-    return std::vector<HostTensor>{std::move(out)};
-  };
+      if (safe && allNegInf) {
+        for (int64_t i = 0; i < size; ++i) out.setDouble(base + i * inner, 0.0);
+        continue;
+      }
+      double sum = 0;
+      for (int64_t i = 0; i < size; ++i) sum += std::exp(value(base + i * inner) - mx);
+      const double logSum = std::log(sum);
+      for (int64_t i = 0; i < size; ++i) {
+        const double z = value(base + i * inner) - mx;
+        out.setDouble(base + i * inner, log ? z - logSum : std::exp(z) / sum);
+      }
+    }
+  return std::vector<HostTensor>{std::move(out)};
 }
 
 }  // namespace
@@ -167,8 +176,9 @@ void registerNormKernels(RefKernelTable& t) {
         [](const RefKernelContext& ctx) { return batchNorm(ctx, 3, ctx.getBool("training"), false); });
   t.add("aten.native_layer_norm", layerNorm);
   t.add("aten.native_group_norm", groupNorm);
-  t.add("aten._softmax", softmax(false));
-  t.add("aten._log_softmax", softmax(true));
+  t.add("aten._softmax", [](const RefKernelContext& ctx) { return softmaxAlong(ctx, false, false); });
+  t.add("aten._log_softmax", [](const RefKernelContext& ctx) { return softmaxAlong(ctx, true, false); });
+  t.add("aten._safe_softmax", [](const RefKernelContext& ctx) { return softmaxAlong(ctx, false, true); });
 }
 
 }  // namespace plugsdk::exec::nn

@@ -151,9 +151,9 @@ Outs rollKernel(const RefKernelContext& ctx) {
 }  // namespace
 
 void registerShapeKernels(RefKernelTable& t) {
-  for (const char* op :
-       {"aten.view", "aten._unsafe_view", "aten.reshape", "aten.flatten.using_ints", "aten.unflatten.int",
-        "aten.unsqueeze", "aten.squeeze", "aten.squeeze.dim", "aten.squeeze.dims", "aten.clone", "aten.alias"})
+  for (const char* op : {"aten.view", "aten._unsafe_view", "aten.reshape", "aten.flatten.using_ints",
+                         "aten.unflatten.int", "aten.unsqueeze", "aten.squeeze", "aten.squeeze.dim",
+                         "aten.squeeze.dims", "aten.clone", "aten.alias", "aten.detach"})
     t.add(op, sameElements);
   t.add("aten.permute", permuteKernel);
   t.add("aten.transpose.int", transposeKernel);

@@ -1,5 +1,5 @@
-// ATen-level nn ops, part 4: scaled_dot_product_attention, native_dropout (with a seeded,
-// counter-based mask) and the losses (nll_loss_forward, mse_loss, binary_cross_entropy).
+// ATen-level nn ops, part 4: scaled_dot_product_attention and its CPU flash form, native_dropout
+// (with a seeded, counter-based mask) and the losses (nll_loss_forward, mse_loss, binary_cross_entropy).
 #include "core/ops/nn_common.h"
 
 namespace plugsdk::ops::nn {
@@ -12,6 +12,20 @@ StatusOr<Shape> broadcastBatch(const InferContext& ctx, const Shape& a, const st
   if (!r.isOk())
     return ctx.error("batch dims of " + aName + " and " + bName + " do not broadcast: " + r.status().message());
   return r;
+}
+
+/// attn_mask must broadcast to the attention weights' shape `weights` without growing it.
+Status requireMaskBroadcasts(const InferContext& ctx, const TensorType* mask, const Shape& weights) {
+  auto b = ir::broadcastShapes(mask->shape, weights, ctx.assumptions());
+  bool ok = b.isOk() && mask->rank() <= static_cast<int>(weights.size());
+  for (size_t i = 0; ok && i < weights.size(); ++i) {
+    auto eq = ir::proveEQ((*b)[i], weights[i], ctx.assumptions());
+    ok = eq && *eq;
+  }
+  if (!ok)
+    return ctx.error("attn_mask " + mask->toString() + " does not broadcast to the attention weights shape " +
+                     ir::shapeToString(weights));
+  return Status::ok();
 }
 
 StatusOr<std::vector<TensorType>> inferSdpa(const InferContext& ctx) {
@@ -56,15 +70,7 @@ StatusOr<std::vector<TensorType>> inferSdpa(const InferContext& ctx) {
     Shape weights = ob;
     weights.push_back(l);
     weights.push_back(s);
-    auto b = ir::broadcastShapes(mask->shape, weights, ctx.assumptions());
-    bool ok = b.isOk() && mask->rank() <= static_cast<int>(weights.size());
-    for (size_t i = 0; ok && i < weights.size(); ++i) {
-      auto eq = ir::proveEQ((*b)[i], weights[i], ctx.assumptions());
-      ok = eq && *eq;
-    }
-    if (!ok)
-      return ctx.error("attn_mask " + mask->toString() + " does not broadcast to the attention weights shape " +
-                       ir::shapeToString(weights));
+    RETURN_IF_ERROR(requireMaskBroadcasts(ctx, mask, weights));
   }
   double p = ctx.getFloat("dropout_p");
   if (!(p >= 0.0 && p <= 1.0)) return ctx.error("dropout_p must be in [0, 1], got " + ir::formatDouble(p));
@@ -72,6 +78,40 @@ StatusOr<std::vector<TensorType>> inferSdpa(const InferContext& ctx) {
   out.push_back(l);
   out.push_back(ev);
   return std::vector<TensorType>{TensorType{q->dtype, out, std::nullopt}};
+}
+
+/// PyTorch's CPU flash kernel: 4-D [batch, heads, seq, head size] inputs of one floating
+/// dtype and one head size (batch and heads equal, no broadcasting), a floating mask (f32 or
+/// the query's dtype) of rank 2 or 4. logsumexp is [batch, heads, query length] in the
+/// accumulation type (f64 for f64 inputs, else f32), as torch's eager kernel returns it.
+StatusOr<std::vector<TensorType>> inferFlashAttentionCpu(const InferContext& ctx) {
+  const TensorType *q = ctx.input(0), *k = ctx.input(1), *v = ctx.input(2), *mask = ctx.input(3);
+  for (const auto& [t, name] : {std::pair{q, "query"}, std::pair{k, "key"}, std::pair{v, "value"}})
+    if (t->rank() != 4)
+      return ctx.error(std::string(name) + " must be 4-D [batch, heads, seq, head size], got " + t->toString());
+  RETURN_IF_ERROR(requireFloating(ctx, q, "query"));
+  RETURN_IF_ERROR(requireSameDType(ctx, q, "query", k, "key"));
+  RETURN_IF_ERROR(requireSameDType(ctx, q, "query", v, "value"));
+  for (const auto& [t, name] : {std::pair{k, std::string("key")}, std::pair{v, std::string("value")}}) {
+    RETURN_IF_ERROR(requireSameSize(ctx, t->shape[0], q->shape[0], name + " dim 0 and query dim 0 (the batch)"));
+    RETURN_IF_ERROR(requireSameSize(ctx, t->shape[1], q->shape[1], name + " dim 1 and query dim 1 (the heads)"));
+    RETURN_IF_ERROR(requireSameSize(ctx, t->shape[3], q->shape[3], name + " dim 3 and query dim 3 (the head size)"));
+  }
+  RETURN_IF_ERROR(requireSameSize(ctx, v->shape[2], k->shape[2], "value dim 2 and key dim 2 (the key length)"));
+  const SymExpr &batch = q->shape[0], &heads = q->shape[1], &l = q->shape[2];
+  if (mask) {
+    if (mask->dtype != DType::kF32 && mask->dtype != q->dtype)
+      return ctx.error("attn_mask must be f32 or have the query's dtype (bool masks are not accepted), got " +
+                       mask->toString() + " for query " + q->toString());
+    if (mask->rank() != 2 && mask->rank() != 4)
+      return ctx.error("attn_mask must be 2-D or 4-D, got " + mask->toString());
+    RETURN_IF_ERROR(requireMaskBroadcasts(ctx, mask, {batch, heads, l, k->shape[2]}));
+  }
+  double p = ctx.getFloat("dropout_p");
+  if (!(p >= 0.0 && p < 1.0)) return ctx.error("dropout_p must be in [0, 1), got " + ir::formatDouble(p));
+  const DType lseType = q->dtype == DType::kF64 ? DType::kF64 : DType::kF32;
+  return std::vector<TensorType>{TensorType{q->dtype, q->shape, std::nullopt},
+                                 TensorType{lseType, {batch, heads, l}, std::nullopt}};
 }
 
 StatusOr<std::vector<TensorType>> inferNativeDropout(const InferContext& ctx) {
@@ -140,6 +180,14 @@ Status registerAttentionLossOps(ir::OpRegistry& reg) {
       inferSdpa, "nn",
       "softmax(q @ k^T * scale + mask) @ v; bool mask true = attend; fully masked rows give 0; dropout_p > 0 has no "
       "reference kernel"));
+  RETURN_IF_ERROR(
+      reg.add("aten._scaled_dot_product_flash_attention_for_cpu(Tensor query, Tensor key, Tensor value, "
+              "float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) "
+              "-> (Tensor output, Tensor logsumexp)",
+              inferFlashAttentionCpu, "nn",
+              "attention as PyTorch's CPU flash kernel: 4-D inputs of one head size, a floating mask, output and "
+              "logsumexp [B, H, L] (f64 for f64 inputs, else f32; 0 for fully masked rows); dropout_p > 0 has no "
+              "reference kernel"));
   RETURN_IF_ERROR(
       reg.add("aten.native_dropout(Tensor input, float p, bool? train, *, int seed=0) -> (Tensor, Tensor)",
               inferNativeDropout, "nn",

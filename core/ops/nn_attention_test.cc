@@ -1,5 +1,5 @@
-// Tests for scaled_dot_product_attention (masks, causal, broadcasting, GQA, fully masked rows),
-// native_dropout (seeded mask) and the losses (nll_loss_forward, mse_loss, binary_cross_entropy).
+// Tests for scaled_dot_product_attention (masks, causal, broadcasting, GQA, fully masked rows), its
+// CPU flash form (logsumexp), native_dropout (seeded mask) and the losses (nll_loss_forward, mse_loss, bce).
 #include "core/ops/nn_test_util.h"
 
 namespace plugsdk::nntest {
@@ -69,6 +69,116 @@ TEST(NNAttention, Errors) {
   ASSERT_FALSE(d.isOk());
   EXPECT_EQ(d.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(d.status().message().find("unimplemented in the reference executor"), std::string::npos);
+}
+
+// ---- _scaled_dot_product_flash_attention_for_cpu ------------------------------------
+
+const char* kFlash = "aten._scaled_dot_product_flash_attention_for_cpu";
+
+TEST(NNFlashAttentionCpu, OutputAndLogsumexp) {
+  // Scores [ln 3, 0]: weights [3/4, 1/4], logsumexp ln(3 + 1).
+  HostTensor q = F({1, 1, 1, 2}, {1, 0}), k = F({1, 1, 2, 2}, {1, 0, 0, 1}), v = F({1, 1, 2, 2}, {10, 1, 20, 2});
+  auto r = run(kFlash, {&q, &k, &v, nullptr}, {{"scale", af(std::log(3.0))}});
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  ASSERT_EQ(r->size(), 2u);
+  EXPECT_EQ((*r)[1].dtype(), DType::kF64);
+  expectValues((*r)[0], {1, 1, 1, 2}, {12.5, 1.25}, 1e-14);
+  expectValues((*r)[1], {1, 1, 1}, {std::log(4.0)}, 1e-15);
+}
+
+TEST(NNFlashAttentionCpu, CausalAndFullyMaskedRows) {
+  HostTensor q = F({1, 1, 2, 1}, {0, 0}), k = F({1, 1, 2, 1}, {1, 2}), v = F({1, 1, 2, 1}, {10, 20});
+  auto plain = run(kFlash, {&q, &k, &v, nullptr});
+  ASSERT_TRUE(plain.isOk()) << plain.status().toString();
+  expectValues((*plain)[0], {1, 1, 2, 1}, {15, 15});
+  expectValues((*plain)[1], {1, 1, 2}, {std::log(2.0), std::log(2.0)});
+  // Causal (top-left): row 0 sees key 0 only, so its logsumexp is log(exp(0)) = 0.
+  auto causal = run(kFlash, {&q, &k, &v, nullptr}, {{"is_causal", ab(true)}});
+  ASSERT_TRUE(causal.isOk()) << causal.status().toString();
+  expectValues((*causal)[0], {1, 1, 2, 1}, {10, 15});
+  expectValues((*causal)[1], {1, 1, 2}, {0, std::log(2.0)});
+  // A fully masked row gives output 0 and logsumexp 0 (PyTorch sets max 0 and sum 1 there).
+  HostTensor m = F({2, 2}, {-kInf, -kInf, std::log(3.0), 0});
+  auto masked = run(kFlash, {&q, &k, &v, &m});
+  ASSERT_TRUE(masked.isOk()) << masked.status().toString();
+  expectValues((*masked)[0], {1, 1, 2, 1}, {0, 12.5}, 1e-14);
+  expectValues((*masked)[1], {1, 1, 2}, {0, std::log(4.0)}, 1e-15);
+}
+
+TEST(NNFlashAttentionCpu, FourDimMaskBroadcastsOverHeadsAndRows) {
+  HostTensor q = F({2, 2, 1, 1}, std::vector<double>(4, 0.0)), k = F({2, 2, 2, 1}, std::vector<double>(8, 1.0));
+  HostTensor v = F({2, 2, 2, 1}, {10, 20, 30, 40, 50, 60, 70, 80});
+  HostTensor m = F({2, 1, 1, 2}, {0, -kInf, -kInf, 0}, DType::kF32);  // batch 0 keeps key 0, batch 1 key 1
+  auto r = run(kFlash, {&q, &k, &v, &m});
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  expectValues((*r)[0], {2, 2, 1, 1}, {10, 30, 60, 80});
+  expectValues((*r)[1], {2, 2, 1}, {0, 0, 0, 0});
+}
+
+TEST(NNFlashAttentionCpu, OutputsFeedTheBackward) {
+  // q = 0: weights [1/2, 1/2], out = 15. With grad 1: dv = [1/2, 1/2], dS = P * (v - out) =
+  // [-2.5, 2.5], dq = scale * dS k = -2.5 + 5 = 2.5, dk = scale * dS^T q = 0.
+  HostTensor q = F({1, 1, 1, 1}, {0}), k = F({1, 1, 2, 1}, {1, 2}), v = F({1, 1, 2, 1}, {10, 20});
+  auto fw = run(kFlash, {&q, &k, &v, nullptr});
+  ASSERT_TRUE(fw.isOk()) << fw.status().toString();
+  HostTensor go = F({1, 1, 1, 1}, {1});
+  auto bw = run("aten._scaled_dot_product_flash_attention_for_cpu_backward",
+                {&go, &q, &k, &v, &(*fw)[0], &(*fw)[1], nullptr}, {{"dropout_p", af(0)}, {"is_causal", ab(false)}});
+  ASSERT_TRUE(bw.isOk()) << bw.status().toString();
+  expectValues((*bw)[0], {1, 1, 1, 1}, {2.5}, 1e-14);
+  expectValues((*bw)[1], {1, 1, 2, 1}, {0, 0});
+  expectValues((*bw)[2], {1, 1, 2, 1}, {0.5, 0.5}, 1e-15);
+}
+
+TEST(NNFlashAttentionCpu, TypesAndSymbolicShapes) {
+  TensorType q = tt(DType::kF16, {sym("b"), 12, sym("t"), 64}), k = tt(DType::kF16, {sym("b"), 12, sym("s"), 64});
+  TensorType m = tt(DType::kF32, {sym("t"), sym("s")});
+  auto r = infer(kFlash, {&q, &k, &k, &m});
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  EXPECT_EQ((*r)[0].dtype, DType::kF16);
+  EXPECT_EQ((*r)[0].shape, (ir::Shape{sym("b"), 12, sym("t"), 64}));
+  EXPECT_EQ((*r)[1].dtype, DType::kF32);  // logsumexp in the accumulation type
+  EXPECT_EQ((*r)[1].shape, (ir::Shape{sym("b"), 12, sym("t")}));
+  TensorType q64 = tt(DType::kF64, {2, 3, 4, 8}), k64 = tt(DType::kF64, {2, 3, 5, 8});
+  auto d = infer(kFlash, {&q64, &k64, &k64, nullptr});
+  ASSERT_TRUE(d.isOk()) << d.status().toString();
+  EXPECT_EQ((*d)[1].dtype, DType::kF64);
+  EXPECT_EQ((*d)[1].shape, (ir::Shape{2, 3, 4}));
+  TensorType q32 = tt(DType::kF32, {2, 3, 4, 8}), k32 = tt(DType::kF32, {2, 3, 5, 8});
+  auto f = infer(kFlash, {&q32, &k32, &k32, nullptr});
+  ASSERT_TRUE(f.isOk()) << f.status().toString();
+  EXPECT_EQ((*f)[1].dtype, DType::kF32);
+  TensorType bad = tt(DType::kF32, {sym("s"), sym("t")});
+  expectError(infer(kFlash, {&q, &k, &k, &bad}), {"attn_mask", "does not broadcast"});
+}
+
+TEST(NNFlashAttentionCpu, Errors) {
+  HostTensor q = F({1, 2, 3, 4}, {}), k = F({1, 2, 5, 4}, {}), v = F({1, 2, 5, 4}, {});
+  HostTensor q3 = F({2, 3, 4}, {});
+  expectError(run(kFlash, {&q3, &q3, &q3, nullptr}), {"query must be 4-D [batch, heads, seq, head size]"});
+  HostTensor v2 = F({1, 2, 5, 2}, {});
+  expectError(run(kFlash, {&q, &k, &v2, nullptr}), {"value dim 3 and query dim 3 (the head size)", "2 and 4"});
+  HostTensor k1 = F({1, 1, 5, 4}, {});
+  expectError(run(kFlash, {&q, &k1, &v, nullptr}), {"key dim 1 and query dim 1 (the heads)", "1 and 2"});
+  HostTensor v6 = F({1, 2, 6, 4}, {});
+  expectError(run(kFlash, {&q, &k, &v6, nullptr}), {"value dim 2 and key dim 2 (the key length)", "6 and 5"});
+  HostTensor kf = F({1, 2, 5, 4}, {}, DType::kF32);
+  expectError(run(kFlash, {&q, &kf, &v, nullptr}), {"expected query and key to have the same dtype"});
+  HostTensor qi = I({1, 1, 1, 1}, {1});
+  expectError(run(kFlash, {&qi, &qi, &qi, nullptr}), {"query must have a floating dtype"});
+  HostTensor mb = I({3, 5}, {}, DType::kBool), mh = F({3, 5}, {}, DType::kF16);
+  expectError(run(kFlash, {&q, &k, &v, &mb}), {"attn_mask must be f32 or have the query's dtype", "bool[3, 5]"});
+  expectError(run(kFlash, {&q, &k, &v, &mh}), {"attn_mask must be f32 or have the query's dtype", "f16[3, 5]"});
+  HostTensor m3 = F({1, 3, 5}, {});
+  expectError(run(kFlash, {&q, &k, &v, &m3}), {"attn_mask must be 2-D or 4-D"});
+  HostTensor m2 = F({2, 5}, {});
+  expectError(run(kFlash, {&q, &k, &v, &m2}), {"attn_mask f64[2, 5] does not broadcast", "[1, 2, 3, 5]"});
+  expectError(run(kFlash, {&q, &k, &v, nullptr}, {{"dropout_p", af(1.0)}}), {"dropout_p must be in [0, 1), got 1.0"});
+  auto d = run(kFlash, {&q, &k, &v, nullptr}, {{"dropout_p", af(0.25)}});
+  ASSERT_FALSE(d.isOk());
+  EXPECT_EQ(d.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(d.status().message().find("dropout_p > 0 is unimplemented in the reference executor"), std::string::npos)
+      << d.status().toString();
 }
 
 // ---- dropout ----------------------------------------------------------------------

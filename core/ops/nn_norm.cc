@@ -1,5 +1,5 @@
 // ATen-level nn ops, part 3: normalization (batch norm in its eval / training / functional
-// forms, layer norm, group norm) and _softmax / _log_softmax.
+// forms, layer norm, group norm) and _softmax / _log_softmax / _safe_softmax.
 #include "core/ops/nn_common.h"
 
 namespace plugsdk::ops::nn {
@@ -124,6 +124,22 @@ StatusOr<std::vector<TensorType>> inferSoftmax(const InferContext& ctx) {
   return std::vector<TensorType>{TensorType{out, self->shape, std::nullopt}};
 }
 
+/// _safe_softmax: with a dtype, the input (any dtype) is converted to it first, so only the
+/// result dtype must be floating; without one the input must be.
+StatusOr<std::vector<TensorType>> inferSafeSoftmax(const InferContext& ctx) {
+  const TensorType* self = ctx.input(0);
+  DType out = self->dtype;
+  if (ctx.isNone("dtype")) {
+    RETURN_IF_ERROR(requireFloating(ctx, self, "self (with dtype none)"));
+  } else {
+    out = ctx.getDType("dtype");
+    if (!ir::isFloating(out)) return ctx.error("dtype must be floating, got " + std::string(ir::dtypeName(out)));
+  }
+  auto d = ir::wrapDim(ctx.getInt("dim"), self->rank());
+  if (!d.isOk()) return d.status().withContext(ctx.schema().name);
+  return std::vector<TensorType>{TensorType{out, self->shape, std::nullopt}};
+}
+
 }  // namespace
 
 Status registerNormOps(ir::OpRegistry& reg) {
@@ -159,6 +175,10 @@ Status registerNormOps(ir::OpRegistry& reg) {
                           "softmax along dim (max-subtracted); half_to_float turns an f16 input into an f32 result"));
   RETURN_IF_ERROR(reg.add("aten._log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor", inferSoftmax, "nn",
                           "log-softmax along dim (max-subtracted)"));
+  RETURN_IF_ERROR(reg.add("aten._safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor",
+                          inferSafeSoftmax, "nn",
+                          "softmax along dim (self converted to dtype first) that gives 0 instead of NaN for rows "
+                          "whose inputs are all -inf"));
   return Status::ok();
 }
 

@@ -1,4 +1,4 @@
-// Tests for _softmax / _log_softmax, layer norm, group norm and the batch-norm variants:
+// Tests for _softmax / _log_softmax / _safe_softmax, layer norm, group norm and the batch-norm variants:
 // hand-computed values (stability, NaN/inf rows, eps = 0), statistics outputs, errors.
 #include "core/ops/nn_test_util.h"
 
@@ -55,6 +55,58 @@ TEST(NNSoftmax, Errors) {
   expectError(run(kSoftmax, {&i}, sm(0)), {"floating"});
   expectError(run(kSoftmax, {&x}, sm(2)), {"dim 2 out of range"});
   expectError(run(kLogSoftmax, {&x}, sm(0, true)), {"half_to_float", "f16"});
+}
+
+// ---- _safe_softmax -------------------------------------------------------------------
+
+const char* kSafeSoftmax = "aten._safe_softmax";
+AttrMap ssm(int64_t dim) { return {{"dim", ai(dim)}}; }
+AttrMap ssm(int64_t dim, DType dt) { return {{"dim", ai(dim)}, {"dtype", Attribute::fromDType(dt)}}; }
+
+TEST(NNSafeSoftmax, FullyNegInfRowsGivePositiveZero) {
+  HostTensor x = F({3, 3}, {-kInf, -kInf, -kInf, 0, -kInf, std::log(3.0), kNaN, -kInf, -kInf});
+  // Row 1: weights [1, 0, 3] / 4; row 2 is not all -inf, so NaN propagates as in _softmax.
+  expectValues(run1(kSafeSoftmax, {&x}, ssm(1)), {3, 3}, {0, 0, 0, 0.25, 0, 0.75, kNaN, kNaN, kNaN}, 1e-15);
+  HostTensor cols = F({2, 2}, {-kInf, 0, -kInf, 0});
+  expectValues(run1(kSafeSoftmax, {&cols}, ssm(0)), {2, 2}, {0, 0.5, 0, 0.5});
+  HostTensor posInf = F({2}, {kInf, -kInf});
+  expectValues(run1(kSafeSoftmax, {&posInf}, ssm(-1)), {2}, {kNaN, kNaN});
+  HostTensor s = F({}, {-kInf}), five = F({}, {5});
+  expectValues(run1(kSafeSoftmax, {&s}, ssm(0)), {}, {0});
+  expectValues(run1(kSafeSoftmax, {&five}, ssm(-1)), {}, {1});
+  HostTensor e = F({3, 0}, {});
+  expectValues(run1(kSafeSoftmax, {&e}, ssm(1)), {3, 0}, {});
+}
+
+TEST(NNSafeSoftmax, DtypeConvertsTheInputFirst) {
+  HostTensor i = I({2}, {7, 7});
+  HostTensor r = run1(kSafeSoftmax, {&i}, ssm(0, DType::kF64));
+  EXPECT_EQ(r.dtype(), DType::kF64);
+  expectValues(r, {2}, {0.5, 0.5});
+  // -1e300 becomes -inf in f32, so softmax gives NaN; the row is not all -inf before the
+  // conversion, so it is not zeroed (PyTorch checks self, not the converted input).
+  HostTensor big = F({2}, {-1e300, -1e300});
+  HostTensor f = run1(kSafeSoftmax, {&big}, ssm(0, DType::kF32));
+  EXPECT_EQ(f.dtype(), DType::kF32);
+  expectValues(f, {2}, {kNaN, kNaN});
+  expectValues(run1(kSafeSoftmax, {&big}, ssm(0)), {2}, {0.5, 0.5});
+  TensorType h = tt(DType::kF16, {sym("n"), 4});
+  auto t = infer(kSafeSoftmax, {&h}, ssm(1, DType::kF32));
+  ASSERT_TRUE(t.isOk()) << t.status().toString();
+  EXPECT_EQ((*t)[0].dtype, DType::kF32);
+  EXPECT_EQ((*t)[0].shape, (ir::Shape{sym("n"), 4}));
+  auto same = infer(kSafeSoftmax, {&h}, ssm(0));
+  ASSERT_TRUE(same.isOk()) << same.status().toString();
+  EXPECT_EQ((*same)[0].dtype, DType::kF16);
+}
+
+TEST(NNSafeSoftmax, Errors) {
+  HostTensor i = I({2}, {1, 2}), x = F({2, 2}, {});
+  expectError(run(kSafeSoftmax, {&i}, ssm(0)), {"self (with dtype none) must have a floating dtype", "i64[2]"});
+  expectError(run(kSafeSoftmax, {&x}, ssm(0, DType::kI64)), {"dtype must be floating, got i64"});
+  expectError(run(kSafeSoftmax, {&x}, ssm(2)), {"dim 2 out of range"});
+  HostTensor s = F({}, {1});
+  expectError(run(kSafeSoftmax, {&s}, ssm(1)), {"dim 1 out of range"});
 }
 
 // ---- layer norm and group norm ----------------------------------------------------

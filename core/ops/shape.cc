@@ -297,6 +297,8 @@ Status registerShapeOps(ir::OpRegistry& reg) {
   RETURN_IF_ERROR(
       reg.add("aten.clone(Tensor self) -> Tensor", inferSame, c, "A copy (memory_format is not modelled)."));
   RETURN_IF_ERROR(reg.add("aten.alias(Tensor self) -> Tensor", inferSame, c, "The same value."));
+  RETURN_IF_ERROR(reg.add("aten.detach(Tensor self) -> Tensor", inferSame, c,
+                          "The same value (autograd's detach: graphs here carry no gradient state)."));
   RETURN_IF_ERROR(
       reg.add("aten.flip(Tensor self, int[] dims) -> Tensor", inferFlip, c, "Reverses the order along dims."));
   RETURN_IF_ERROR(reg.add("aten.repeat(Tensor self, SymInt[] repeats) -> Tensor", inferRepeat, c,

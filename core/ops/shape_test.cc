@@ -150,6 +150,17 @@ TEST(ShapeOps, CloneAndAliasKeepEveryValue) {
   expectValues(run1("aten.alias", {&f}), F32, {4}, {-0.0, kNaN, -kInf, 1e-45});
 }
 
+TEST(ShapeOps, DetachKeepsEveryValueAndType) {
+  HostTensor f = D(DType::kBF16, {2, 2}, {-0.0, kNaN, kInf, 3.5});
+  expectValues(run1("aten.detach", {&f}), DType::kBF16, {2, 2}, {-0.0, kNaN, kInf, 3.5});
+  HostTensor b = I(DType::kBool, {3}, {1, 0, 1});
+  expectInts(run1("aten.detach", {&b}), DType::kBool, {3}, {1, 0, 1});
+  auto r = infer("aten.detach", {T(DType::kF16, {S("s0"), 0, 3})});
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  EXPECT_EQ((*r)[0].dtype, DType::kF16);
+  EXPECT_EQ(shapeOf((*r)[0]), "[s0, 0, 3]");
+}
+
 TEST(ShapeOps, Flip) {
   HostTensor x = iota(F64, {2, 3});
   expectValues(run1("aten.flip", {&x}, {{"dims", Al({0, 1})}}), F64, {2, 3}, {5, 4, 3, 2, 1, 0});

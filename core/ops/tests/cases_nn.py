@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from oracle import Case, T
+from oracle import Case, Raw, T
 
 A = torch.ops.aten
 CASES = []
@@ -141,6 +141,21 @@ for op in ("_softmax", "_log_softmax"):
     add(f"aten.{op}", [T("f32", [4, 6])], {"dim": 0, "half_to_float": False},
         lambda x, fn=fn: fn(x, 0, False), id="f32", rtol=1e-5, atol=1e-6)
 
+NINF, NAN = float("-inf"), float("nan")
+SS = A._safe_softmax.default
+add("aten._safe_softmax", [T("f64", [3, 4, 5])], {"dim": -1}, lambda x: SS(x, -1))
+add("aten._safe_softmax", [T("f64", [3, 4], values=[NINF] * 4 + [0, NINF, 1, 2] + [NAN, NINF, NINF, NINF])],
+    {"dim": 1}, lambda x: SS(x, 1), id="masked_rows")
+add("aten._safe_softmax", [T("f64", [2, 3, 2], values=[NINF, 0, NINF, 1, NINF, 2, 3, NINF, 4, NINF, 5, NINF])],
+    {"dim": 1}, lambda x: SS(x, 1), id="masked_columns_dim1")
+add("aten._safe_softmax", [T("f32", [4, 6])], {"dim": 0, "dtype": Raw("f64")},
+    lambda x: SS(x, 0, torch.float64), id="f32_to_f64")
+add("aten._safe_softmax", [T("f64", [2, 3], values=[-1e300, -1e300, NINF, NINF, NINF, NINF])],
+    {"dim": 1, "dtype": Raw("f32")}, lambda x: SS(x, 1, torch.float32), id="f64_to_f32_overflow", rtol=1e-6)
+add("aten._safe_softmax", [T("i64", [2, 5])], {"dim": 1, "dtype": Raw("f64")},
+    lambda x: SS(x, 1, torch.float64), id="i64_to_f64")
+add("aten._safe_softmax", [T("f64", [], values=NINF)], {"dim": 0}, lambda x: SS(x, 0), id="scalar_ninf")
+
 
 # ---- attention -----------------------------------------------------------------------
 def sdpa(q, k, v, mask=None, causal=False, scale=None, gqa=False, id=""):
@@ -160,6 +175,29 @@ sdpa(T("f64", [2, 2, 4, 8]), T("f64", [2, 2, 6, 8]), T("f64", [2, 2, 6, 8]), mas
      scale=0.3, id="float_mask_scale")
 sdpa(T("f64", [3, 4, 8]), T("f64", [3, 5, 8]), T("f64", [3, 5, 2]), id="3d")
 sdpa(T("f64", [2, 4, 3, 8]), T("f64", [2, 2, 5, 8]), T("f64", [2, 2, 5, 6]), gqa=True, id="gqa")
+
+
+def flash(q, k, v, mask=None, causal=False, scale=None, id="", **kw):
+    add("aten._scaled_dot_product_flash_attention_for_cpu", [q, k, v, mask],
+        {"dropout_p": 0.0, "is_causal": causal, "scale": scale},
+        lambda q_, k_, v_, m_: A._scaled_dot_product_flash_attention_for_cpu.default(
+            q_, k_, v_, 0.0, causal, attn_mask=m_, scale=scale), num_outputs=2, id=id, **kw)
+
+
+flash(T("f64", [2, 3, 5, 8]), T("f64", [2, 3, 6, 8]), T("f64", [2, 3, 6, 8]), id="basic")
+flash(T("f64", [2, 2, 7, 4]), T("f64", [2, 2, 7, 4]), T("f64", [2, 2, 7, 4]), causal=True, id="causal")
+flash(T("f64", [1, 2, 6, 4]), T("f64", [1, 2, 4, 4]), T("f64", [1, 2, 4, 4]), causal=True, id="causal_L_gt_S")
+flash(T("f64", [1, 2, 4, 4]), T("f64", [1, 2, 6, 4]), T("f64", [1, 2, 6, 4]), causal=True, id="causal_L_lt_S")
+flash(T("f64", [2, 2, 5, 8]), T("f64", [2, 2, 6, 8]), T("f64", [2, 2, 6, 8]), mask=T("f64", [5, 6]), scale=0.3,
+      id="mask_2d_scale")
+flash(T("f64", [2, 3, 4, 8]), T("f64", [2, 3, 6, 8]), T("f64", [2, 3, 6, 8]), mask=T("f32", [2, 1, 4, 6]),
+      id="mask_4d_f32")
+flash(T("f64", [2, 3, 4, 8]), T("f64", [2, 3, 6, 8]), T("f64", [2, 3, 6, 8]), mask=T("f64", [1, 3, 1, 6]),
+      causal=True, id="mask_rows_broadcast_causal")
+flash(T("f64", [1, 2, 3, 4]), T("f64", [1, 2, 4, 4]), T("f64", [1, 2, 4, 4]),
+      mask=T("f64", [3, 4], values=[0, NINF, 1, 2] + [NINF] * 4 + [0.5, 0, NINF, 0]), id="fully_masked_row")
+flash(T("f32", [2, 2, 5, 8]), T("f32", [2, 2, 6, 8]), T("f32", [2, 2, 6, 8]), mask=T("f32", [5, 6]), id="f32",
+      rtol=1e-5, atol=1e-6)
 
 
 # ---- dropout -------------------------------------------------------------------------

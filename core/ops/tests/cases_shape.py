@@ -45,6 +45,8 @@ add("aten.squeeze.dims", [T("i64", [1, 3, 1, 1])], {"dim": [0, 1, -1]}, lambda x
 add("aten.clone", [T("f32", [6], values=SPECIALS)], {}, lambda x: A.clone.default(x))
 add("aten.clone", [T("i64", [2], values=[INT64_MAX, -INT64_MAX - 1])], {}, lambda x: A.clone.default(x), id="i64_extremes")
 add("aten.alias", [T("bool", [3, 2])], {}, lambda x: A.alias.default(x))
+add("aten.detach", [T("f64", [2, 3, 4])], {}, lambda x: A.detach.default(x))
+add("aten.detach", [T("i32", [5])], {}, lambda x: A.detach.default(x), id="i32")
 
 # ---- join and cut --------------------------------------------------------------------
 add("aten.cat", [T("f64", [2, 3]), T("f64", [4, 3]), T("f64", [1, 3])], {}, lambda *ts: A.cat.default(list(ts)))
