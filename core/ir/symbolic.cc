@@ -334,16 +334,44 @@ std::optional<int64_t> atomLowerBound(const SymAtom& a, const SymAssumptions& as
 // coefficients of the expanded polynomial are non-negative.
 bool provablyNonNegative(const SymExpr& d, const SymAssumptions& as) {
   if (auto c = d.constant()) return *c >= 0;
-  std::map<std::string, SymExpr> shift;
-  // Replace atoms by fresh symbols, shifted by their lower bound.
+  // Lower bounds of every atom; unknown bound: no proof.
+  std::map<std::string, int64_t> lbs;
+  for (const auto& t : d.terms())
+    for (const auto& a : t.atoms) {
+      if (lbs.count(a->key)) continue;
+      auto lb = atomLowerBound(*a, as);
+      if (!lb) return false;
+      lbs[a->key] = *lb;
+    }
+  // Fast path: with every atom >= lb >= 0 and every non-constant coefficient >= 0, the
+  // polynomial is nondecreasing in each atom, so its minimum is its value at the bounds.
+  bool monotone = true;
+  for (const auto& [k, lb] : lbs) monotone &= lb >= 0;
+  for (const auto& t : d.terms()) monotone &= t.atoms.empty() || t.coeff >= 0;
+  if (monotone) {
+    long double value = 0;  // wide enough not to overflow on realistic sizes
+    for (const auto& t : d.terms()) {
+      long double prod = static_cast<long double>(t.coeff);
+      for (const auto& a : t.atoms) prod *= static_cast<long double>(lbs[a->key]);
+      value += prod;
+    }
+    return value >= 0;
+  }
+  // General path: substitute atom = lb + t (t >= 0) and expand; all coefficients of the
+  // expansion non-negative proves it. The expansion doubles per shifted factor, so it is
+  // only tried when small; otherwise the answer is "not proven".
+  constexpr int64_t kMaxExpandedTerms = 4096;
+  int64_t budget = 0;
+  for (const auto& t : d.terms()) {
+    int64_t n = 1;
+    for (const auto& a : t.atoms)
+      if (lbs[a->key] != 0 && (n *= 2) > kMaxExpandedTerms) return false;
+    if ((budget += n) > kMaxExpandedTerms) return false;
+  }
   SymExpr shifted(0);
   for (const auto& t : d.terms()) {
     SymExpr prod(t.coeff);
-    for (const auto& a : t.atoms) {
-      auto lb = atomLowerBound(*a, as);
-      if (!lb) return false;
-      prod = prod * (SymExpr::symbol("$" + a->key) + SymExpr(*lb));
-    }
+    for (const auto& a : t.atoms) prod = prod * (SymExpr::symbol("$" + a->key) + SymExpr(lbs[a->key]));
     shifted = shifted + prod;
   }
   for (const auto& t : shifted.terms())

@@ -9,6 +9,7 @@
 //   VALUE := INT | FLOAT | inf | nan | -VALUE | true | false | none | "str" | DTYPE | DIM | '[' VALUE, ... ']'
 #include "core/text/parser.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -26,6 +27,9 @@ using ir::SymExpr;
 namespace {
 
 constexpr int kMaxDepth = 64;
+// Products of sums expand multiplicatively ((s0+1)*(s1+1)*... doubles per factor): cap the
+// size of any size expression so that short input cannot demand exponential work.
+constexpr size_t kMaxExprTerms = 256;
 
 bool isKeyword(const std::string& s) {
   return s == "graph" || s == "return" || s == "none" || s == "true" || s == "false" || s == "inf" || s == "nan" ||
@@ -130,9 +134,11 @@ class Parser {
     if (depth > kMaxDepth) return errorAt(peek().loc, "expression nested too deeply");
     ASSIGN_OR_RETURN(SymExpr lhs, parseTerm(depth));
     while (isPunct("+") || isPunct("-")) {
-      bool plus = next().text == "+";
+      Token op = next();
       ASSIGN_OR_RETURN(SymExpr rhs, parseTerm(depth));
-      lhs = plus ? lhs + rhs : lhs - rhs;
+      if (lhs.terms().size() + rhs.terms().size() > kMaxExprTerms)
+        return errorAt(op.loc, "size expression too large (over " + std::to_string(kMaxExprTerms) + " terms)");
+      lhs = op.text == "+" ? lhs + rhs : lhs - rhs;
     }
     return lhs;
   }
@@ -142,6 +148,8 @@ class Parser {
       Token op = next();
       ASSIGN_OR_RETURN(SymExpr rhs, parseUnary(depth));
       if (op.text == "*") {
+        if (lhs.terms().size() * rhs.terms().size() > kMaxExprTerms)
+          return errorAt(op.loc, "size expression too large (over " + std::to_string(kMaxExprTerms) + " terms)");
         lhs = lhs * rhs;
       } else {
         if (rhs.isZero()) return errorAt(op.loc, "division by zero in size expression");
@@ -201,7 +209,16 @@ class Parser {
     next();
     ir::TensorType type;
     type.dtype = *dt;
+    ir::SourceLoc shapeLoc = peek().loc;
     ASSIGN_OR_RETURN(type.shape, parseDimList());
+    // The element count multiplies the dims: keep its expansion bounded too.
+    size_t numelTerms = 1;
+    for (const auto& d : type.shape) {
+      numelTerms *= std::max<size_t>(1, d.terms().size());
+      if (numelTerms > kMaxExprTerms)
+        return errorAt(shapeLoc, "shape too complex: the product of its sizes has over " +
+                                     std::to_string(kMaxExprTerms) + " terms");
+    }
     if (peek().kind == Tok::kIdent && peek().text == "strides") {
       Token s = next();
       ASSIGN_OR_RETURN(auto strides, parseDimList());

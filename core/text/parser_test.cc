@@ -147,6 +147,28 @@ TEST(Text, DeepNestingIsAnErrorNotACrash) {
   EXPECT_NE(g.status().message().find("nested too deeply"), std::string::npos);
 }
 
+TEST(Text, HugeSizeExpressionsAreBoundedNotExponential) {
+  auto ctx = testContext();
+  // Found by the fuzzer: a product of many symbols made the inequality prover expand 2^N terms.
+  std::string product = "s0";
+  for (int i = 1; i < 60; ++i) product += "*s" + std::to_string(i);
+  auto g = parseGraph(*ctx, "graph @g(%x: f32[" + product + "], %y: f32[4]) {\n  %1 = t.add(%x, %y)\n  return %1\n}");
+  ASSERT_FALSE(g.isOk());
+  EXPECT_NE(g.status().message().find("do not broadcast"), std::string::npos) << g.status().message();
+  // A product of sums would expand to 2^40 terms: refused while parsing.
+  std::string sums = "(s0+1)";
+  for (int i = 1; i < 40; ++i) sums += "*(s" + std::to_string(i) + "+1)";
+  auto h = parseGraph(*ctx, "graph @g(%x: f32[" + sums + "]) {\n  return %x\n}");
+  ASSERT_FALSE(h.isOk());
+  EXPECT_NE(h.status().message().find("size expression too large"), std::string::npos) << h.status().message();
+  // Each dim small, but their product (the element count) would have 2^30 terms.
+  std::string dims = "s0+1";
+  for (int i = 1; i < 30; ++i) dims += ", s" + std::to_string(i) + "+1";
+  auto k = parseGraph(*ctx, "graph @g(%x: f32[" + dims + "]) {\n  return %x\n}");
+  ASSERT_FALSE(k.isOk());
+  EXPECT_NE(k.status().message().find("shape too complex"), std::string::npos) << k.status().message();
+}
+
 TEST(Text, SymExprTextRoundTrips) {
   for (const char* s : {"2*s0+1", "(s0+1)//2", "s0 % 4", "3*(s0//2)", "s0*s1-s2", "-s0+4", "s0*s0"}) {
     auto e = parseSymExpr(s);
