@@ -13,5 +13,5 @@ mkdir -p "$B/corpus" "$B/crashes"
 find . -name '*.pgraph' -not -path './build*' -exec cp {} "$B/corpus/" \; 2>/dev/null || true
 cp tools/fuzz_seeds/*.pgraph "$B/corpus/" 2>/dev/null || true
 echo "[fuzz] running for ${secs}s"
-"$B/bin/parser_fuzz" "$B/corpus" -max_total_time="$secs" -max_len=4096 -artifact_prefix="$B/crashes/" -print_final_stats=1 2>&1 \
+"$B/bin/parser_fuzz" "$B/corpus" -max_total_time="$secs" -max_len=4096 -timeout=10 -artifact_prefix="$B/crashes/" -print_final_stats=1 2>&1 \
   | grep -E "^#[0-9]+.*(pulse|DONE)|stat::|ERROR|SUMMARY" | tail -n 20
