@@ -1,5 +1,5 @@
-// Internal to the nn op family (core/ops/nn*.cc): the per-file registration functions and
-// small checks shared by their inference rules. Not part of the public op API.
+// Internal to the nn op family (core/ops/nn*.cc): the per-file registration functions and the
+// nn-specific checks of their inference rules (common ones: infer_checks.h). Not public op API.
 #pragma once
 
 #include <optional>
@@ -8,6 +8,7 @@
 
 #include "core/ir/op_registry.h"
 #include "core/ir/shape_rules.h"
+#include "core/ops/infer_checks.h"
 
 namespace plugsdk::ops::nn {
 
@@ -30,38 +31,6 @@ inline Status requireRank(const InferContext& ctx, const TensorType* t, const st
   if (t->rank() != rank)
     return ctx.error(what + " must be a " + std::to_string(rank) + "-D tensor, got " + t->toString());
   return Status::ok();
-}
-
-/// The input `t` must be floating point (the op has no integer kernel in PyTorch).
-inline Status requireFloating(const InferContext& ctx, const TensorType* t, const std::string& what) {
-  if (!ir::isFloating(t->dtype)) return ctx.error(what + " must have a floating dtype, got " + t->toString());
-  return Status::ok();
-}
-
-/// Two inputs must share a dtype (PyTorch refuses to mix them for this op).
-inline Status requireSameDType(const InferContext& ctx, const TensorType* a, const std::string& aName,
-                               const TensorType* b, const std::string& bName) {
-  if (a->dtype != b->dtype)
-    return ctx.error("expected " + aName + " and " + bName + " to have the same dtype, got " + a->toString() + " and " +
-                     b->toString());
-  return Status::ok();
-}
-
-/// `a` and `b` must be provably equal sizes; `what` names them ("mat1 dim 1 and mat2 dim 0").
-inline Status requireSameSize(const InferContext& ctx, const SymExpr& a, const SymExpr& b, const std::string& what) {
-  auto eq = ir::proveEQ(a, b, ctx.assumptions());
-  if (eq && *eq) return Status::ok();
-  return ctx.error(what + " must be equal, got " + a.toString() + " and " + b.toString() +
-                   (eq ? "" : " (not provably equal)"));
-}
-
-/// A 1-D parameter (weight, bias, running stats) of `size` elements.
-inline Status requireVector(const InferContext& ctx, const TensorType* t, const std::string& what, const SymExpr& size,
-                            const std::string& sizeWhat) {
-  if (t->rank() != 1)
-    return ctx.error(what + " must be 1-D with " + sizeWhat + " = " + size.toString() + " elements, got " +
-                     t->toString());
-  return requireSameSize(ctx, t->shape[0], size, what + " size and " + sizeWhat);
 }
 
 /// A static, non-empty list attribute of length 1 (repeated) or `n`; `allowEmpty` returns an
@@ -101,13 +70,6 @@ inline StatusOr<DType> normParamDType(const InferContext& ctx, const TensorType*
     paramType = p->dtype;
   }
   return paramType.value_or(input->dtype);
-}
-
-/// Reduction attribute of the losses: 0 none, 1 mean, 2 sum.
-inline Status checkReduction(const InferContext& ctx) {
-  int64_t r = ctx.getInt("reduction");
-  if (r < 0 || r > 2) return ctx.error("reduction must be 0 (none), 1 (mean) or 2 (sum), got " + std::to_string(r));
-  return Status::ok();
 }
 
 }  // namespace plugsdk::ops::nn
