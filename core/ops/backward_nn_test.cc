@@ -1,8 +1,8 @@
 // Hand-computed tests of the norm, convolution and pooling backward ops (inference,
 // reference kernels, bad-input errors).
-#include "core/ops/backward_test_util.h"
+#include "core/ops/op_test_util.h"
 
-namespace plugsdk::bwdtest {
+namespace plugsdk::optest {
 namespace {
 
 // ---- native_layer_norm_backward ----------------------------------------------------------
@@ -409,4 +409,4 @@ TEST(BackwardSizes, LargeInputsAreLinearTime) {
 }
 
 }  // namespace
-}  // namespace plugsdk::bwdtest
+}  // namespace plugsdk::optest

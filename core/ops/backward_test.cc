@@ -1,8 +1,8 @@
 // Hand-computed tests of the activation, softmax, loss and embedding backward ops
 // (inference, reference kernels, bad-input errors).
-#include "core/ops/backward_test_util.h"
+#include "core/ops/op_test_util.h"
 
-namespace plugsdk::bwdtest {
+namespace plugsdk::optest {
 namespace {
 
 // ---- activations -------------------------------------------------------------------------
@@ -318,4 +318,4 @@ TEST(BackwardSlice, PlacesGradInTheSlice) {
 }
 
 }  // namespace
-}  // namespace plugsdk::bwdtest
+}  // namespace plugsdk::optest

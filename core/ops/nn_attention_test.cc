@@ -1,8 +1,8 @@
 // Tests for scaled_dot_product_attention (masks, causal, broadcasting, GQA, fully masked rows), its
 // CPU flash form (logsumexp), native_dropout (seeded mask) and the losses (nll_loss_forward, mse_loss, bce).
-#include "core/ops/nn_test_util.h"
+#include "core/ops/op_test_util.h"
 
-namespace plugsdk::nntest {
+namespace plugsdk::optest {
 namespace {
 
 const char* kSdpa = "aten.scaled_dot_product_attention";
@@ -314,4 +314,4 @@ TEST(NNLoss, BinaryCrossEntropy) {
 }
 
 }  // namespace
-}  // namespace plugsdk::nntest
+}  // namespace plugsdk::optest

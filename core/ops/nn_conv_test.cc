@@ -1,8 +1,8 @@
 // Tests for convolution (1-3 spatial dims, stride, padding, dilation, groups, transposed,
 // integers) and 2-d pooling: hand-computed values, symbolic output sizes, bad-input errors.
-#include "core/ops/nn_test_util.h"
+#include "core/ops/op_test_util.h"
 
-namespace plugsdk::nntest {
+namespace plugsdk::optest {
 namespace {
 
 AttrMap conv(std::vector<int64_t> stride, std::vector<int64_t> padding, std::vector<int64_t> dilation,
@@ -214,4 +214,4 @@ TEST(NNPool, AdaptiveAvgPoolBins) {
 }
 
 }  // namespace
-}  // namespace plugsdk::nntest
+}  // namespace plugsdk::optest

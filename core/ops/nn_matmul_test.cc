@@ -1,8 +1,8 @@
 // Tests for the matrix-product ops (mm, bmm, addmm, baddbmm, dot, mv): hand-computed values,
 // integer wrapping, NaN/inf, broadcasting of self, symbolic shapes and bad-input errors.
-#include "core/ops/nn_test_util.h"
+#include "core/ops/op_test_util.h"
 
-namespace plugsdk::nntest {
+namespace plugsdk::optest {
 namespace {
 
 TEST(NNMatmul, MmValues) {
@@ -100,4 +100,4 @@ TEST(NNMatmul, DotAndMv) {
 }
 
 }  // namespace
-}  // namespace plugsdk::nntest
+}  // namespace plugsdk::optest

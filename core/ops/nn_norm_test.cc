@@ -1,8 +1,8 @@
 // Tests for _softmax / _log_softmax / _safe_softmax, layer norm, group norm and the batch-norm variants:
 // hand-computed values (stability, NaN/inf rows, eps = 0), statistics outputs, errors.
-#include "core/ops/nn_test_util.h"
+#include "core/ops/op_test_util.h"
 
-namespace plugsdk::nntest {
+namespace plugsdk::optest {
 namespace {
 
 const char* kSoftmax = "aten._softmax";
@@ -61,7 +61,7 @@ TEST(NNSoftmax, Errors) {
 
 const char* kSafeSoftmax = "aten._safe_softmax";
 AttrMap ssm(int64_t dim) { return {{"dim", ai(dim)}}; }
-AttrMap ssm(int64_t dim, DType dt) { return {{"dim", ai(dim)}, {"dtype", Attribute::fromDType(dt)}}; }
+AttrMap ssm(int64_t dim, DType dt) { return {{"dim", ai(dim)}, {"dtype", adt(dt)}}; }
 
 TEST(NNSafeSoftmax, FullyNegInfRowsGivePositiveZero) {
   HostTensor x = F({3, 3}, {-kInf, -kInf, -kInf, 0, -kInf, std::log(3.0), kNaN, -kInf, -kInf});
@@ -249,4 +249,4 @@ TEST(NNBatchNorm, Errors) {
 }
 
 }  // namespace
-}  // namespace plugsdk::nntest
+}  // namespace plugsdk::optest
