@@ -364,9 +364,12 @@ bool provablyNonNegative(const SymExpr& d, const SymAssumptions& as) {
   int64_t budget = 0;
   for (const auto& t : d.terms()) {
     int64_t n = 1;
-    for (const auto& a : t.atoms)
-      if (lbs[a->key] != 0 && (n *= 2) > kMaxExpandedTerms) return false;
-    if ((budget += n) > kMaxExpandedTerms) return false;
+    for (const auto& a : t.atoms) {
+      if (lbs[a->key] != 0) n *= 2;
+      if (n > kMaxExpandedTerms) return false;
+    }
+    budget += n;
+    if (budget > kMaxExpandedTerms) return false;
   }
   SymExpr shifted(0);
   for (const auto& t : d.terms()) {
