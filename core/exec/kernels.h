@@ -13,5 +13,7 @@ void registerIndexingKernels(RefKernelTable& t);   // kernels_indexing.cc
 void registerCreationKernels(RefKernelTable& t);   // kernels_creation.cc
 void registerNNKernels(RefKernelTable& t);         // kernels_nn.cc
 void registerBackwardKernels(RefKernelTable& t);   // kernels_backward.cc
+void registerPrimKernels(RefKernelTable& t);       // kernels_prims.cc: elementwise and structural prims
+void registerPrimDataKernels(RefKernelTable& t);   // kernels_prims_data.cc: reductions, data, library prims
 
 }  // namespace plugsdk::exec

@@ -7,26 +7,6 @@ namespace plugsdk::exec {
 namespace nn {
 namespace {
 
-/// c[batch][n, p] = sum_k a[batch][n, k] * b[batch][k, p], accumulated in k order.
-template <typename T>
-std::vector<T> batchedProduct(const std::vector<T>& a, const std::vector<T>& b, int64_t batch, int64_t n, int64_t m,
-                              int64_t p) {
-  std::vector<T> c(static_cast<size_t>(batch * n * p), T(0));
-  for (int64_t bi = 0; bi < batch; ++bi) {
-    const T* ab = a.data() + bi * n * m;
-    const T* bb = b.data() + bi * m * p;
-    T* cb = c.data() + bi * n * p;
-    for (int64_t i = 0; i < n; ++i) {
-      T* crow = cb + i * p;
-      for (int64_t k = 0; k < m; ++k) {
-        const T av = ab[i * m + k];
-        const T* brow = bb + k * p;
-        for (int64_t j = 0; j < p; ++j) crow[j] += av * brow[j];  // no skipping of zeros: inf * 0 is NaN
-      }
-    }
-  }
-  return c;
-}
 
 /// A Scalar attribute as the computation type: integer dtypes truncate it (as PyTorch's
 /// Scalar::to<int64_t>), floating ones take it as a double.

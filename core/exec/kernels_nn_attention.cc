@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/exec/kernels_nn_common.h"
+#include "core/prims/scalar_ops.h"
 
 namespace plugsdk::exec::nn {
 namespace {
@@ -28,8 +29,12 @@ int64_t batchOffset(const std::vector<int64_t>& idx, const std::vector<int64_t>&
 /// scores are all -inf gives zeros (PyTorch's safe softmax). With `lse`, each row's
 /// logsumexp of the scores goes there as well (0 for a fully masked row, as PyTorch's CPU
 /// flash kernel).
+}  // namespace
+
 void attention(const HostTensor& q, const HostTensor& k, const HostTensor& v, const HostTensor* mask, bool causal,
-               double scale, const std::vector<int64_t>& ob, HostTensor& out, HostTensor* lse) {
+               double scale, const std::vector<int64_t>& ob, HostTensor& out, HostTensor* lse,
+               const AttentionDropout& dropout) {
+  const double keep = 1.0 - dropout.p;
   const int64_t L = q.shape()[q.shape().size() - 2], E = q.shape().back();
   const int64_t S = k.shape()[k.shape().size() - 2], Ev = v.shape().back();
   std::vector<int64_t> full = ob, maskStrides;
@@ -72,14 +77,21 @@ void attention(const HostTensor& q, const HostTensor& k, const HostTensor& v, co
       double sum = 0;
       for (double& sc : scores) sum += (sc = std::exp(sc - mx));
       if (lse) lse->setDouble(b * L + l, mx + std::log(sum));
+      for (int64_t j = 0; j < S; ++j) {
+        double& w = scores[static_cast<size_t>(j)];
+        w /= sum;
+        if (dropout.p > 0) w = prims::uniformAt(dropout.seed, (b * L + l) * S + j) < keep ? w / keep : 0.0;
+      }
       for (int64_t e = 0; e < Ev; ++e) {
         double acc = 0;
-        for (int64_t j = 0; j < S; ++j) acc += scores[static_cast<size_t>(j)] / sum * v.getDouble(vo + j * Ev + e);
+        for (int64_t j = 0; j < S; ++j) acc += scores[static_cast<size_t>(j)] * v.getDouble(vo + j * Ev + e);
         out.setDouble(orow + e, acc);
       }
     }
   });
 }
+
+namespace {
 
 /// The scale attribute, or 1 / sqrt(E) for none.
 double attentionScale(const RefKernelContext& ctx, const HostTensor& q) {
@@ -112,13 +124,6 @@ StatusOr<std::vector<HostTensor>> flashAttentionCpu(const RefKernelContext& ctx)
   return std::vector<HostTensor>{std::move(out), std::move(lse)};
 }
 
-/// splitmix64: the dropout generator's mixing function.
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 /// Element i is kept iff u_i < 1 - p, where u_i = (splitmix64(splitmix64(seed) + i) >> 11) * 2^-53 is a
 /// uniform double in [0, 1). Kept elements are scaled by 1 / (1 - p) (by 0 when p == 1, as PyTorch).
@@ -135,9 +140,8 @@ StatusOr<std::vector<HostTensor>> nativeDropout(const RefKernelContext& ctx) {
   }
   const double keep = 1.0 - ctx.getFloat("p");
   const double scale = keep == 0 ? 0.0 : 1.0 / keep;
-  const uint64_t key = splitmix64(wrapU(ctx.getInt("seed")));
-  for (int64_t i = 0; i < x.numel(); ++i) {
-    const double u = static_cast<double>(splitmix64(key + static_cast<uint64_t>(i)) >> 11) * 0x1.0p-53;
+    for (int64_t i = 0; i < x.numel(); ++i) {
+    const double u = prims::uniformAt(ctx.getInt("seed"), i);
     const bool kept = u < keep;
     mask.setInt(i, kept ? 1 : 0);
     out.setDouble(i, x.getDouble(i) * (kept ? 1.0 : 0.0) * scale);

@@ -16,6 +16,22 @@ void registerConvPoolKernels(RefKernelTable& t);       // kernels_nn_conv.cc
 void registerNormKernels(RefKernelTable& t);           // kernels_nn_norm.cc
 void registerAttentionLossKernels(RefKernelTable& t);  // kernels_nn_attention.cc
 
+/// aten.convolution's kernel (bias optional at input 2), shared with prims.convolution.
+StatusOr<std::vector<HostTensor>> convolutionKernel(const RefKernelContext& ctx);
+
+/// Dropout applied to attention weights: weight (row-major position i in [batch..., L, S]) is
+/// kept iff uniformAt(seed, i) < 1 - p and then scaled by 1 / (1 - p).
+struct AttentionDropout {
+  double p = 0;
+  int64_t seed = 0;
+};
+
+/// Attention over the batch dims `ob` (q, k, v broadcast to them): out = softmax(scale * q k^T
+/// + mask) v, optionally its row logsumexp `lse` and dropout on the weights (kernels_nn_attention.cc).
+void attention(const HostTensor& q, const HostTensor& k, const HostTensor& v, const HostTensor* mask, bool causal,
+               double scale, const std::vector<int64_t>& ob, HostTensor& out, HostTensor* lse,
+               const AttentionDropout& dropout = {});
+
 /// Integer arithmetic that wraps (two's complement) instead of overflowing: integer
 /// kernels accumulate in uint64_t and store through HostTensor::setInt, which wraps to width.
 inline uint64_t wrapU(int64_t v) { return static_cast<uint64_t>(v); }
@@ -41,6 +57,27 @@ void store(HostTensor& t, int64_t i, T v) {
     t.setDouble(i, v);
   else
     t.setInt(i, wrapS(v));
+}
+
+/// c[batch][n, p] = sum_k a[batch][n, k] * b[batch][k, p], accumulated in k order.
+template <typename T>
+inline std::vector<T> batchedProduct(const std::vector<T>& a, const std::vector<T>& b, int64_t batch, int64_t n, int64_t m,
+                              int64_t p) {
+  std::vector<T> c(static_cast<size_t>(batch * n * p), T(0));
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    const T* ab = a.data() + bi * n * m;
+    const T* bb = b.data() + bi * m * p;
+    T* cb = c.data() + bi * n * p;
+    for (int64_t i = 0; i < n; ++i) {
+      T* crow = cb + i * p;
+      for (int64_t k = 0; k < m; ++k) {
+        const T av = ab[i * m + k];
+        const T* brow = bb + k * p;
+        for (int64_t j = 0; j < p; ++j) crow[j] += av * brow[j];  // no skipping of zeros: inf * 0 is NaN
+      }
+    }
+  }
+  return c;
 }
 
 /// Product of shape[b, e).

@@ -156,11 +156,15 @@ StatusOr<HostTensor> convolution(const RefKernelContext& ctx) {
   return out;
 }
 
+}  // namespace
+
 StatusOr<std::vector<HostTensor>> convolutionKernel(const RefKernelContext& ctx) {
   auto r = ctx.input(0)->isFloating() ? convolution<double>(ctx) : convolution<uint64_t>(ctx);
   if (!r.isOk()) return r.status();
   return std::vector<HostTensor>{std::move(r).value()};
 }
+
+namespace {
 
 // ---- pooling ----------------------------------------------------------------------
 

@@ -6,10 +6,21 @@
 
 #include "core/exec/kernels.h"
 #include "core/exec/kernels_pointwise_util.h"
+#include "core/prims/scalar_ops.h"
 
 namespace plugsdk::exec::pw {
 
 namespace {
+
+using prims::floorDivF;
+using prims::floorDivI;
+using prims::fmodI;
+using prims::maxF;
+using prims::minF;
+using prims::powI;
+using prims::remainderF;
+using prims::remainderI;
+using prims::truncDivI;
 
 using FloatFn = std::function<double(double, double)>;
 /// nullopt reports an integer division by zero.
@@ -75,66 +86,6 @@ StatusOr<std::vector<HostTensor>> runBinary(const RefKernelContext& c, Compute m
 
 // --- scalar functions --------------------------------------------------------------------
 
-double floorDivF(double a, double b) {
-  if (b == 0) return a / b;
-  double mod = std::fmod(a, b);
-  double div = (a - mod) / b;
-  if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0;
-  if (div == 0) return std::copysign(0.0, a / b);
-  double fl = std::floor(div);
-  if (div - fl > 0.5) fl += 1.0;
-  return fl;
-}
-
-std::optional<int64_t> truncDivI(int64_t a, int64_t b) {
-  if (b == 0) return std::nullopt;
-  if (b == -1) return wrapNeg(a);  // INT64_MIN / -1 wraps
-  return a / b;
-}
-
-std::optional<int64_t> floorDivI(int64_t a, int64_t b) {
-  if (b == 0) return std::nullopt;
-  if (b == -1) return wrapNeg(a);
-  int64_t q = a / b, r = a % b;
-  return (r != 0 && ((r < 0) != (b < 0))) ? q - 1 : q;
-}
-
-double remainderF(double a, double b) {
-  double m = std::fmod(a, b);
-  if (m != 0 && ((b < 0) != (m < 0))) m += b;
-  return m;
-}
-
-std::optional<int64_t> remainderI(int64_t a, int64_t b) {
-  if (b == 0) return std::nullopt;
-  if (b == -1) return 0;
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-
-std::optional<int64_t> fmodI(int64_t a, int64_t b) {
-  if (b == 0) return std::nullopt;
-  if (b == -1) return 0;
-  return a % b;
-}
-
-/// Integer power as PyTorch's powi: negative exponents give 0 except for bases 1 and -1.
-int64_t powI(int64_t base, int64_t exp) {
-  if (exp < 0) {
-    if (base == 1) return 1;
-    if (base == -1) return (exp % 2 == 0) ? 1 : -1;
-    return 0;
-  }
-  int64_t result = 1;
-  while (exp) {
-    if (exp & 1) result = wrapMul(result, base);
-    exp >>= 1;
-    base = wrapMul(base, base);
-  }
-  return result;
-}
-
 /// pow with a scalar exponent, with PyTorch's special cases (x*x, sqrt, reciprocal, ...).
 double powScalarF(double x, double e) {
   if (e == 2.0) return x * x;
@@ -145,9 +96,6 @@ double powScalarF(double x, double e) {
   if (e == -2.0) return 1.0 / (x * x);
   return std::pow(x, e);
 }
-
-double maxF(double a, double b) { return std::isnan(a) ? a : std::isnan(b) ? b : (a < b ? b : a); }
-double minF(double a, double b) { return std::isnan(a) ? a : std::isnan(b) ? b : (b < a ? b : a); }
 
 IntFn total(std::function<int64_t(int64_t, int64_t)> f) {
   return [f = std::move(f)](int64_t a, int64_t b) -> std::optional<int64_t> { return f(a, b); };

@@ -47,6 +47,7 @@ RefKernelTable makeReferenceKernels() {
   registerCreationKernels(t);
   registerNNKernels(t);
   registerBackwardKernels(t);
+  registerPrimKernels(t);
   return t;
 }
 

@@ -13,7 +13,7 @@ struct Context {
   SymAssumptions assumptions;
 };
 
-/// A context with every ATen-level op of core/ops registered.
+/// A context with every ATen-level op of core/ops and every prim of core/prims registered.
 std::shared_ptr<const Context> makeDefaultContext();
 
 }  // namespace plugsdk::ir

@@ -16,4 +16,10 @@ Status registerBackwardOps(ir::OpRegistry& reg);   // backward.cc: *_backward op
 /// All of the above.
 Status registerAtenOps(ir::OpRegistry& reg);
 
+namespace nn {
+/// aten.convolution's inference (input, weight, optional bias at input 2; stride, padding,
+/// dilation, transposed, output_padding, groups), shared with prims.convolution.
+StatusOr<std::vector<ir::TensorType>> inferConvolution(const ir::InferContext& ctx);
+}  // namespace nn
+
 }  // namespace plugsdk::ops

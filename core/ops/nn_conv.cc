@@ -1,11 +1,12 @@
 // ATen-level nn ops, part 2: convolution (1-3 spatial dims, groups, transposed) and 2-d
 // pooling (max with indices, average, adaptive average), with symbolic output-size formulas.
+#include "core/ops/aten_ops.h"
 #include "core/ops/nn_common.h"
 
 namespace plugsdk::ops::nn {
 namespace {
-
 std::string str(int64_t v) { return std::to_string(v); }
+}  // namespace
 
 StatusOr<std::vector<TensorType>> inferConvolution(const InferContext& ctx) {
   const TensorType *input = ctx.input(0), *weight = ctx.input(1), *bias = ctx.input(2);
@@ -87,6 +88,8 @@ StatusOr<std::vector<TensorType>> inferConvolution(const InferContext& ctx) {
   }
   return std::vector<TensorType>{TensorType{input->dtype, out, std::nullopt}};
 }
+
+namespace {
 
 // ---- pooling ----------------------------------------------------------------------
 

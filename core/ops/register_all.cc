@@ -1,6 +1,7 @@
 // registerAtenOps and the default context.
 #include "core/ir/context.h"
 #include "core/ops/aten_ops.h"
+#include "core/prims/prims.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +26,7 @@ namespace plugsdk::ir {
 std::shared_ptr<const Context> makeDefaultContext() {
   auto ctx = std::make_shared<Context>();
   Status s = ops::registerAtenOps(ctx->ops);
+  if (s.isOk()) s = prims::registerPrims(ctx->ops);
   if (!s.isOk()) {
     // A malformed built-in schema is a bug in plugsdk itself, caught by every test.
     std::fprintf(stderr, "plugsdk: internal error registering ops: %s\n", s.toString().c_str());
