@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "core/decomp/decompose.h"
 #include "core/exec/npy.h"
 #include "core/exec/reference_executor.h"
 #include "core/ir/verifier.h"
@@ -26,8 +27,10 @@ const char* kUsage =
     "commands:\n"
     "  check FILE...          parse and verify .pgraph files\n"
     "  print FILE             print a graph in canonical form\n"
+    "  lower FILE [--to prims]  print the graph lowered to a stage (prims: ATen ops decomposed)\n"
     "  run FILE [options]     execute a graph and print its outputs and the time taken\n"
     "      --backend NAME       where to run it (default and, for now, only: reference)\n"
+    "      --lower STAGE        run the graph lowered to STAGE first (aten = as written, prims)\n"
     "      --input NAME=PATH    an input from a .npy file (others are random)\n"
     "      --sym NAME=VALUE     the value of a size symbol for random inputs (default 8)\n"
     "      --seed N             seed for random inputs (default 0)\n"
@@ -99,8 +102,36 @@ int cmdPrint(const ir::Context& ctx, const std::vector<std::string>& args) {
   return 0;
 }
 
+/// The graph lowered to `stage`: "aten" (unchanged) or "prims".
+StatusOr<ir::Graph> lowerTo(const ir::Context& ctx, ir::Graph g, const std::string& stage) {
+  if (stage == "aten") return g;
+  if (stage == "prims") return decomp::decompose(ctx, decomp::makeDefaultDecompositions(), g);
+  return invalidArgument("unknown stage '" + stage + "' (stages: aten, prims)");
+}
+
+int cmdLower(const ir::Context& ctx, const std::vector<std::string>& args) {
+  std::string file, stage = "prims";
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--to" && i + 1 < args.size())
+      stage = args[++i];
+    else if (!args[i].empty() && args[i][0] == '-')
+      return usageError("unknown option '" + args[i] + "'");
+    else if (file.empty())
+      file = args[i];
+    else
+      return usageError("lower takes one FILE");
+  }
+  if (file.empty()) return usageError("lower needs a FILE");
+  auto g = text::parseGraphFile(ctx, file);
+  if (!g.isOk()) return fail(g.status());
+  auto lowered = lowerTo(ctx, std::move(*g), stage);
+  if (!lowered.isOk()) return fail(lowered.status());
+  std::fputs(text::printGraph(*lowered).c_str(), stdout);
+  return 0;
+}
+
 int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std::string>& args) {
-  std::string file, backend = "reference", saveDir;
+  std::string file, backend = "reference", saveDir, stage = "aten";
   std::map<std::string, std::string> inputFiles;
   std::map<std::string, int64_t> syms;
   uint64_t seed = 0;
@@ -153,6 +184,10 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
         auto v = value("--repeat");
         if (!v) return 2;
         repeat = std::max(1, std::stoi(*v));
+      } else if (a == "--lower") {
+        auto v = value("--lower");
+        if (!v) return 2;
+        stage = *v;
       } else if (a == "--quiet")
         quiet = true;
       else if (!a.empty() && a[0] == '-')
@@ -168,7 +203,11 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   if (file.empty()) return usageError("run needs a FILE");
   if (backend != "reference")
     return fail(unimplemented("backend '" + backend + "' is not available (this build has: reference)"));
-  auto g = text::parseGraphFile(*ctx, file);
+  auto parsed = text::parseGraphFile(*ctx, file);
+  if (!parsed.isOk()) return fail(parsed.status());
+  std::vector<std::string> outNames;  // as written: lowering may rename or forward outputs
+  for (const ir::Value* v : parsed->outputs()) outNames.push_back(v->name());
+  auto g = lowerTo(*ctx, std::move(*parsed), stage);
   if (!g.isOk()) return fail(g.status());
 
   // Unknown --input names are an error, not silently ignored.
@@ -227,12 +266,12 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
     std::error_code ec;
     std::filesystem::create_directories(saveDir, ec);
     for (size_t i = 0; i < outs->size(); ++i) {
-      Status s = exec::writeNpy(saveDir + "/" + g->outputs()[i]->name() + ".npy", (*outs)[i]);
+      Status s = exec::writeNpy(saveDir + "/" + outNames[i] + ".npy", (*outs)[i]);
       if (!s.isOk()) return fail(s);
     }
   }
   if (!quiet)
-    for (size_t i = 0; i < outs->size(); ++i) printTensor(g->outputs()[i]->ref(), (*outs)[i]);
+    for (size_t i = 0; i < outs->size(); ++i) printTensor("%" + outNames[i], (*outs)[i]);
   std::printf("ran @%s on %s: %zu nodes, %.3f ms (median of %d), peak live %.1f MiB\n", g->name().c_str(),
               backend.c_str(), g->nodes().size(), times[times.size() / 2] * 1e3, repeat,
               static_cast<double>(stats.peakLiveBytes) / (1 << 20));
@@ -273,6 +312,7 @@ int main(int argc, char** argv) {
   if (cmd == "check") return cmdCheck(*ctx, args);
   if (cmd == "print") return cmdPrint(*ctx, args);
   if (cmd == "run") return cmdRun(ctx, args);
+  if (cmd == "lower") return cmdLower(*ctx, args);
   if (cmd == "ops") return cmdOps(ctx, args);
   return usageError("unknown command '" + cmd + "'");
 }

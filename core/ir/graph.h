@@ -96,6 +96,8 @@ class Graph {
   const std::vector<std::unique_ptr<Node>>& nodes() const { return nodes_; }
   /// A name not used by any value yet ("0", "1", ...).
   std::string freshName();
+  /// Keeps freshName() from handing out `name` (for a value to be named later).
+  void reserveName(const std::string& name) { usedNames_.insert(name); }
 
   /// Structural equality: same names, types, ops, attributes, wiring and outputs.
   bool equals(const Graph& other, std::string* whyNot = nullptr) const;

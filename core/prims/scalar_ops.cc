@@ -15,7 +15,7 @@ using S = ScalarOp;
 const std::vector<ScalarOpInfo> kOps = {
     {S::kAbs, "abs", 1, O::kNumeric, false, "|a|; integers wrap (abs(INT_MIN) = INT_MIN); NaN stays NaN"},
     {S::kNeg, "neg", 1, O::kNumeric, false, "-a; integers wrap"},
-    {S::kSign, "sign", 1, O::kNumeric, false, "-1, 0 or 1 (0 for -0.0, NaN for NaN)"},
+    {S::kSign, "sign", 1, O::kNumeric, false, "-1, 0 or 1 (0 for -0.0 and for NaN, as PyTorch)"},
     {S::kFloor, "floor", 1, O::kNumeric, false, "round toward -inf; identity on integers"},
     {S::kCeil, "ceil", 1, O::kNumeric, false, "round toward +inf; identity on integers"},
     {S::kRound, "round", 1, O::kNumeric, false, "round half to even; identity on integers"},
@@ -65,7 +65,7 @@ const std::vector<ScalarOpInfo> kOps = {
     {S::kGe, "ge", 2, O::kAny, true, "a >= b (false if either is NaN)"},
 };
 
-double signF(double x) { return std::isnan(x) ? x : static_cast<double>((0 < x) - (x < 0)); }
+double signF(double x) { return static_cast<double>((0 < x) - (x < 0)); }  // NaN -> 0, as PyTorch
 
 }  // namespace
 

@@ -1,0 +1,184 @@
+// The prim-reduction pass: rule lookup and application, output-type checks, dead-node removal.
+#include "core/decomp/decompose.h"
+
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/ir/verifier.h"
+#include "core/prims/prims.h"
+
+namespace plugsdk::decomp {
+
+std::vector<std::string> DecompTable::ops() const {
+  std::vector<std::string> out;
+  for (const auto& [op, rules] : rules_) out.push_back(op);
+  return out;
+}
+
+DecompTable makeDefaultDecompositions() {
+  DecompTable t;
+  addPointwiseRules(t);
+  addReductionRules(t);
+  addShapeRules(t);
+  addIndexingRules(t);
+  addCreationRules(t);
+  addNNRules(t);
+  addBackwardRules(t);
+  return t;
+}
+
+namespace {
+
+/// The rule kept the promise of the op's inference: same dtypes, provably equal shapes.
+Status checkOutputs(const ir::Context& ctx, const std::string& op, const std::vector<V>& outs,
+                    const std::vector<ir::TensorType>& expected) {
+  if (outs.size() != expected.size())
+    return internalError("the decomposition of " + op + " produced " + std::to_string(outs.size()) + " outputs, " +
+                         std::to_string(expected.size()) + " expected");
+  for (size_t i = 0; i < outs.size(); ++i) {
+    const ir::TensorType& got = outs[i]->type();
+    bool same = got.dtype == expected[i].dtype && got.rank() == expected[i].rank();
+    for (size_t d = 0; same && d < got.shape.size(); ++d) {
+      auto eq = ir::proveEQ(got.shape[d], expected[i].shape[d], ctx.assumptions);
+      same = eq && *eq;
+    }
+    if (!same)
+      return internalError("the decomposition of " + op + " produced " + got.toString() + " for output " +
+                           std::to_string(i) + ", its inference says " + expected[i].toString());
+  }
+  return Status::ok();
+}
+
+std::vector<V> keepWhole(ir::Graph& graph, const ir::OpDef& def, const ir::AttrMap& attrs, const std::vector<V>& inputs,
+                         const std::vector<ir::TensorType>& outTypes) {
+  return graph.addNode(def.schema.name, &def, inputs, attrs, outTypes)->outputs();
+}
+
+/// A copy of `g` with only the nodes the outputs depend on. Values that are graph outputs
+/// take the names `outputNames` gives them (where no input has that name).
+ir::Graph copyLive(const ir::Graph& g, const std::vector<std::string>& outputNames) {
+  std::unordered_set<const ir::Node*> live;
+  std::unordered_set<const ir::Value*> needed(g.outputs().begin(), g.outputs().end());
+  for (auto it = g.nodes().rbegin(); it != g.nodes().rend(); ++it) {
+    const ir::Node* n = it->get();
+    bool used = false;
+    for (const ir::Value* o : n->outputs()) used = used || needed.count(o);
+    if (!used) continue;
+    live.insert(n);
+    for (const ir::Value* in : n->inputs())
+      if (in) needed.insert(in);
+  }
+  ir::Graph out(g.name());
+  std::unordered_map<const ir::Value*, ir::Value*> map;
+  std::unordered_set<std::string> inputNames;
+  for (const ir::Value* in : g.inputs()) {
+    map[in] = out.addInput(in->name(), in->type());
+    inputNames.insert(in->name());
+  }
+  std::unordered_map<const ir::Value*, std::string> rename;
+  for (size_t i = 0; i < g.outputs().size() && i < outputNames.size(); ++i) {
+    const ir::Value* v = g.outputs()[i];
+    if (v->producer() && !rename.count(v) && !inputNames.count(outputNames[i])) {
+      bool taken = false;
+      for (const auto& [_, name] : rename) taken = taken || name == outputNames[i];
+      if (taken) continue;
+      rename[v] = outputNames[i];
+      out.reserveName(outputNames[i]);
+    }
+  }
+  for (const auto& node : g.nodes()) {
+    if (!live.count(node.get())) continue;
+    std::vector<ir::Value*> ins;
+    for (const ir::Value* in : node->inputs()) ins.push_back(in ? map.at(in) : nullptr);
+    std::vector<ir::TensorType> types;
+    std::vector<std::string> names;
+    for (const ir::Value* o : node->outputs()) {
+      types.push_back(o->type());
+      auto r = rename.find(o);
+      names.push_back(r != rename.end() ? r->second : out.freshName());
+      out.reserveName(names.back());
+    }
+    ir::Node* copy = out.addNode(node->op(), node->def(), ins, node->attrs(), types, names, node->loc());
+    for (size_t i = 0; i < node->outputs().size(); ++i) map[node->outputs()[i]] = copy->outputs()[i];
+  }
+  std::vector<ir::Value*> outs;
+  for (const ir::Value* v : g.outputs()) outs.push_back(map.at(v));
+  out.setOutputs(std::move(outs));
+  return out;
+}
+
+}  // namespace
+
+StatusOr<std::vector<V>> Decomposer::expand(ir::Graph& graph, const ir::OpDef& def, const ir::AttrMap& attrs,
+                                            const std::vector<V>& inputs, const std::vector<ir::TensorType>& outTypes) {
+  const std::string& name = def.schema.name;
+  if (options_.keep.count(name)) return keepWhole(graph, def, attrs, inputs, outTypes);
+  const std::vector<Rule>* rules = table_.find(name);
+  const std::string fix = ". To make it work: add a decomposition rule for " + name +
+                          " to core/decomp (docs/prims.md lists the prims it may use), or compile for a backend "
+                          "that implements " + name + " whole (DecompOptions::keep)";
+  if (!rules) return unimplemented(name + " has no decomposition into prims and is not a prim" + fix);
+  if (depth_ >= options_.maxDepth)
+    return internalError(name + ": decompositions nest deeper than " + std::to_string(options_.maxDepth) +
+                         " (a rule that expands into itself?)");
+  ++depth_;
+  std::string declines;
+  for (const Rule& rule : *rules) {
+    DecompCall call(def, attrs, inputs, outTypes);
+    Emitter e(ctx_, graph, *this);
+    auto outs = rule(e, call);
+    if (!outs.isOk()) {
+      if (e.declined() && outs.status().code() == StatusCode::kUnimplemented) {
+        declines += (declines.empty() ? "" : "; ") + outs.status().message();
+        continue;
+      }
+      --depth_;
+      return outs.status().withContext("decomposing " + name);
+    }
+    Status s = checkOutputs(ctx_, name, *outs, outTypes);
+    --depth_;
+    if (!s.isOk()) return s;
+    return outs;
+  }
+  --depth_;
+  return unimplemented("no decomposition rule for " + name + " handles this call (" + declines + ")" + fix);
+}
+
+StatusOr<ir::Graph> decompose(const ir::Context& ctx, const DecompTable& table, const ir::Graph& graph,
+                              const DecompOptions& options) {
+  ir::Graph g(graph.name());
+  std::unordered_map<const ir::Value*, V> map;
+  for (const ir::Value* in : graph.inputs()) map[in] = g.addInput(in->name(), in->type());
+  Decomposer decomposer(ctx, table, options);
+  for (const auto& node : graph.nodes()) {
+    std::vector<V> ins;
+    for (const ir::Value* in : node->inputs()) ins.push_back(in ? map.at(in) : nullptr);
+    const ir::OpDef* def = node->def() ? node->def() : ctx.ops.find(node->op());
+    if (!def) return notFound(node->describe() + ": unknown op");
+    std::vector<ir::TensorType> types;
+    for (const ir::Value* o : node->outputs()) types.push_back(o->type());
+    std::vector<V> outs;
+    if (prims::isPrim(def->schema.name)) {
+      outs = keepWhole(g, *def, node->attrs(), ins, types);
+    } else {
+      auto r = decomposer.expand(g, *def, node->attrs(), ins, types);
+      if (!r.isOk()) return r.status().withContext(node->describe());
+      outs = *r;
+    }
+    for (size_t i = 0; i < outs.size(); ++i) map[node->outputs()[i]] = outs[i];
+  }
+  std::vector<V> outs;
+  std::vector<std::string> names;
+  for (const ir::Value* v : graph.outputs()) {
+    outs.push_back(map.at(v));
+    names.push_back(v->name());
+  }
+  g.setOutputs(std::move(outs));
+  ir::Graph result = copyLive(g, names);
+  Status s = ir::verifyGraph(ctx, result);
+  if (!s.isOk()) return internalError("the prim graph does not verify: " + s.message());
+  return result;
+}
+
+}  // namespace plugsdk::decomp

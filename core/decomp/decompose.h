@@ -1,0 +1,95 @@
+// Prim reduction: a table of decomposition rules from ATen-level ops to prims, and the pass
+// that rewrites a graph until only prims (and ops a backend asked to keep whole) remain.
+// Rules are small functions that may decline; an op with no applicable rule is an error
+// that names the op and says what would make it work.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/decomp/emitter.h"
+#include "core/ir/context.h"
+#include "core/ir/graph.h"
+#include "core/support/status.h"
+
+namespace plugsdk::decomp {
+
+/// One application of an ATen-level op: its attributes (read with the AttrReader getters,
+/// defaults filled in), inputs in the graph being built (nullptr = absent optional tensor)
+/// and the output types its inference promised (the driver checks the rule kept them).
+class DecompCall : public ir::AttrReader {
+ public:
+  DecompCall(const ir::OpDef& def, const ir::AttrMap& attrs, std::vector<V> inputs, std::vector<ir::TensorType> outTypes)
+      : AttrReader(def.schema, attrs), def_(def), inputs_(std::move(inputs)), outTypes_(std::move(outTypes)) {}
+  const ir::OpDef& def() const { return def_; }
+  const std::string& op() const { return def_.schema.name; }
+  V input(size_t i) const { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  const std::vector<V>& inputs() const { return inputs_; }
+  const ir::TensorType& outType(size_t i = 0) const { return outTypes_.at(i); }
+  const std::vector<ir::TensorType>& outTypes() const { return outTypes_; }
+
+ private:
+  const ir::OpDef& def_;
+  std::vector<V> inputs_;
+  std::vector<ir::TensorType> outTypes_;
+};
+
+using Rule = std::function<StatusOr<std::vector<V>>(Emitter&, const DecompCall&)>;
+
+class DecompTable {
+ public:
+  /// Adds a rule for `op` (canonical name, e.g. "aten.add.Tensor"); rules for one op are
+  /// tried in the order added.
+  void add(const std::string& op, Rule rule) { rules_[op].push_back(std::move(rule)); }
+  const std::vector<Rule>* find(const std::string& op) const {
+    auto it = rules_.find(op);
+    return it == rules_.end() ? nullptr : &it->second;
+  }
+  std::vector<std::string> ops() const;
+
+ private:
+  std::map<std::string, std::vector<Rule>> rules_;
+};
+
+/// Every rule of core/decomp (one registration function per family, rules_*.cc).
+DecompTable makeDefaultDecompositions();
+void addPointwiseRules(DecompTable& t);   // rules_pointwise.cc
+void addReductionRules(DecompTable& t);   // rules_reduction.cc
+void addShapeRules(DecompTable& t);       // rules_shape.cc
+void addIndexingRules(DecompTable& t);    // rules_indexing.cc
+void addCreationRules(DecompTable& t);    // rules_creation.cc
+void addNNRules(DecompTable& t);          // rules_nn*.cc
+void addBackwardRules(DecompTable& t);    // rules_backward*.cc
+
+struct DecompOptions {
+  /// Ops left whole instead of decomposed (a backend that implements them natively).
+  std::set<std::string> keep;
+  /// Recursion limit for rules that emit ATen-level ops.
+  int maxDepth = 32;
+};
+
+/// Runs rules while building one graph (used by decompose() and by the Emitter).
+class Decomposer {
+ public:
+  Decomposer(const ir::Context& ctx, const DecompTable& table, const DecompOptions& options)
+      : ctx_(ctx), table_(table), options_(options) {}
+  /// Decomposes one application of a non-prim op into `graph` (or keeps it whole).
+  StatusOr<std::vector<V>> expand(ir::Graph& graph, const ir::OpDef& def, const ir::AttrMap& attrs,
+                                  const std::vector<V>& inputs, const std::vector<ir::TensorType>& outTypes);
+
+ private:
+  const ir::Context& ctx_;
+  const DecompTable& table_;
+  const DecompOptions& options_;
+  int depth_ = 0;
+};
+
+/// Returns an equivalent graph made of prims (and `options.keep` ops), dead nodes removed.
+/// Graph inputs and outputs keep their names and types.
+StatusOr<ir::Graph> decompose(const ir::Context& ctx, const DecompTable& table, const ir::Graph& graph,
+                              const DecompOptions& options = {});
+
+}  // namespace plugsdk::decomp
