@@ -1,10 +1,9 @@
 // The prim-reduction pass: rule lookup and application, output-type checks, dead-node removal.
 #include "core/decomp/decompose.h"
 
-#include <map>
 #include <unordered_map>
-#include <unordered_set>
 
+#include "core/ir/cleanup.h"
 #include "core/ir/verifier.h"
 #include "core/prims/prims.h"
 
@@ -53,59 +52,6 @@ Status checkOutputs(const ir::Context& ctx, const std::string& op, const std::ve
 std::vector<V> keepWhole(ir::Graph& graph, const ir::OpDef& def, const ir::AttrMap& attrs, const std::vector<V>& inputs,
                          const std::vector<ir::TensorType>& outTypes) {
   return graph.addNode(def.schema.name, &def, inputs, attrs, outTypes)->outputs();
-}
-
-/// A copy of `g` with only the nodes the outputs depend on. Values that are graph outputs
-/// take the names `outputNames` gives them (where no input has that name).
-ir::Graph copyLive(const ir::Graph& g, const std::vector<std::string>& outputNames) {
-  std::unordered_set<const ir::Node*> live;
-  std::unordered_set<const ir::Value*> needed(g.outputs().begin(), g.outputs().end());
-  for (auto it = g.nodes().rbegin(); it != g.nodes().rend(); ++it) {
-    const ir::Node* n = it->get();
-    bool used = false;
-    for (const ir::Value* o : n->outputs()) used = used || needed.count(o);
-    if (!used) continue;
-    live.insert(n);
-    for (const ir::Value* in : n->inputs())
-      if (in) needed.insert(in);
-  }
-  ir::Graph out(g.name());
-  std::unordered_map<const ir::Value*, ir::Value*> map;
-  std::unordered_set<std::string> inputNames;
-  for (const ir::Value* in : g.inputs()) {
-    map[in] = out.addInput(in->name(), in->type());
-    inputNames.insert(in->name());
-  }
-  std::unordered_map<const ir::Value*, std::string> rename;
-  for (size_t i = 0; i < g.outputs().size() && i < outputNames.size(); ++i) {
-    const ir::Value* v = g.outputs()[i];
-    if (v->producer() && !rename.count(v) && !inputNames.count(outputNames[i])) {
-      bool taken = false;
-      for (const auto& [_, name] : rename) taken = taken || name == outputNames[i];
-      if (taken) continue;
-      rename[v] = outputNames[i];
-      out.reserveName(outputNames[i]);
-    }
-  }
-  for (const auto& node : g.nodes()) {
-    if (!live.count(node.get())) continue;
-    std::vector<ir::Value*> ins;
-    for (const ir::Value* in : node->inputs()) ins.push_back(in ? map.at(in) : nullptr);
-    std::vector<ir::TensorType> types;
-    std::vector<std::string> names;
-    for (const ir::Value* o : node->outputs()) {
-      types.push_back(o->type());
-      auto r = rename.find(o);
-      names.push_back(r != rename.end() ? r->second : out.freshName());
-      out.reserveName(names.back());
-    }
-    ir::Node* copy = out.addNode(node->op(), node->def(), ins, node->attrs(), types, names, node->loc());
-    for (size_t i = 0; i < node->outputs().size(); ++i) map[node->outputs()[i]] = copy->outputs()[i];
-  }
-  std::vector<ir::Value*> outs;
-  for (const ir::Value* v : g.outputs()) outs.push_back(map.at(v));
-  out.setOutputs(std::move(outs));
-  return out;
 }
 
 }  // namespace
@@ -175,7 +121,7 @@ StatusOr<ir::Graph> decompose(const ir::Context& ctx, const DecompTable& table, 
     names.push_back(v->name());
   }
   g.setOutputs(std::move(outs));
-  ir::Graph result = copyLive(g, names);
+  ir::Graph result = ir::cleanupGraph(g, names);
   Status s = ir::verifyGraph(ctx, result);
   if (!s.isOk()) return internalError("the prim graph does not verify: " + s.message());
   return result;

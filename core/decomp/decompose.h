@@ -87,8 +87,8 @@ class Decomposer {
   int depth_ = 0;
 };
 
-/// Returns an equivalent graph made of prims (and `options.keep` ops), dead nodes removed.
-/// Graph inputs and outputs keep their names and types.
+/// Returns an equivalent graph made of prims (and `options.keep` ops), common subexpressions
+/// merged and dead nodes removed. Inputs keep their names, outputs their order and types.
 StatusOr<ir::Graph> decompose(const ir::Context& ctx, const DecompTable& table, const ir::Graph& graph,
                               const DecompOptions& options = {});
 

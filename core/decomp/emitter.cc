@@ -121,6 +121,9 @@ V Emitter::broadcastTo(V a, const Shape& shape) {
   bool same = in.size() == shape.size();
   for (size_t i = 0; same && i < in.size(); ++i) same = provedEQ(in[i], shape[i]);
   if (same) return a;
+  // A broadcast constant is just a bigger constant.
+  if (const ir::Node* p = a->producer(); p && p->op() == "prims.full")
+    return full(shape, *p->attr("value"), dtype(a));
   std::vector<int64_t> dims;
   const size_t off = shape.size() - in.size();
   for (size_t i = 0; i < in.size(); ++i) dims.push_back(static_cast<int64_t>(off + i));
