@@ -6,12 +6,15 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/decomp/decompose.h"
 #include "core/exec/npy.h"
+#include "core/sched/interpreter.h"
+#include "core/sched/schedule.h"
 #include "core/exec/reference_executor.h"
 #include "core/ir/verifier.h"
 #include "core/text/parser.h"
@@ -27,10 +30,12 @@ const char* kUsage =
     "commands:\n"
     "  check FILE...          parse and verify .pgraph files\n"
     "  print FILE             print a graph in canonical form\n"
-    "  lower FILE [--to prims]  print the graph lowered to a stage (prims: ATen ops decomposed)\n"
+    "  lower FILE [--to STAGE]  print the graph lowered to STAGE: prims (ATen ops decomposed),\n"
+    "                         program (fused kernels and library calls), program-unfused\n"
     "  run FILE [options]     execute a graph and print its outputs and the time taken\n"
     "      --backend NAME       where to run it (default and, for now, only: reference)\n"
-    "      --lower STAGE        run the graph lowered to STAGE first (aten = as written, prims)\n"
+    "      --lower STAGE        run the graph lowered to STAGE first: aten (as written, the\n"
+    "                           default), prims, program or program-unfused (the program interpreter)\n"
     "      --input NAME=PATH    an input from a .npy file (others are random)\n"
     "      --sym NAME=VALUE     the value of a size symbol for random inputs (default 8)\n"
     "      --seed N             seed for random inputs (default 0)\n"
@@ -102,11 +107,19 @@ int cmdPrint(const ir::Context& ctx, const std::vector<std::string>& args) {
   return 0;
 }
 
-/// The graph lowered to `stage`: "aten" (unchanged) or "prims".
+bool isProgramStage(const std::string& stage) { return stage == "program" || stage == "program-unfused"; }
+
+/// The graph lowered to a graph stage: "aten" (unchanged) or "prims" (also the input of the program stages).
 StatusOr<ir::Graph> lowerTo(const ir::Context& ctx, ir::Graph g, const std::string& stage) {
   if (stage == "aten") return g;
-  if (stage == "prims") return decomp::decompose(ctx, decomp::makeDefaultDecompositions(), g);
-  return invalidArgument("unknown stage '" + stage + "' (stages: aten, prims)");
+  if (stage == "prims" || isProgramStage(stage)) return decomp::decompose(ctx, decomp::makeDefaultDecompositions(), g);
+  return invalidArgument("unknown stage '" + stage + "' (stages: aten, prims, program, program-unfused)");
+}
+
+StatusOr<sched::Program> scheduleFor(const ir::Context& ctx, const ir::Graph& prims, const std::string& stage) {
+  sched::ScheduleOptions options;
+  options.caps.fuse = stage != "program-unfused";
+  return sched::schedule(ctx, prims, options);
 }
 
 int cmdLower(const ir::Context& ctx, const std::vector<std::string>& args) {
@@ -126,6 +139,12 @@ int cmdLower(const ir::Context& ctx, const std::vector<std::string>& args) {
   if (!g.isOk()) return fail(g.status());
   auto lowered = lowerTo(ctx, std::move(*g), stage);
   if (!lowered.isOk()) return fail(lowered.status());
+  if (isProgramStage(stage)) {
+    auto program = scheduleFor(ctx, *lowered, stage);
+    if (!program.isOk()) return fail(program.status());
+    std::fputs(sched::printProgram(*program).c_str(), stdout);
+    return 0;
+  }
   std::fputs(text::printGraph(*lowered).c_str(), stdout);
   return 0;
 }
@@ -256,10 +275,19 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   std::vector<double> times;
   StatusOr<std::vector<exec::HostTensor>> outs = Status(internalError("not run"));
   exec::RunStats stats;
+  std::optional<sched::Program> program;
+  if (isProgramStage(stage)) {
+    auto p = scheduleFor(*ctx, *g, stage);
+    if (!p.isOk()) return fail(p.status());
+    program = std::move(*p);
+  }
+  sched::ProgramInterpreter interp(ctx);
   for (int r = 0; r < repeat; ++r) {
-    outs = ex.run(*g, inputs, &stats);
+    auto start = std::chrono::steady_clock::now();
+    outs = program ? interp.run(*program, inputs) : ex.run(*g, inputs, &stats);
     if (!outs.isOk()) return fail(outs.status());
-    times.push_back(stats.seconds);
+    times.push_back(program ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
+                            : stats.seconds);
   }
   std::sort(times.begin(), times.end());
   if (!saveDir.empty()) {
@@ -272,9 +300,13 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   }
   if (!quiet)
     for (size_t i = 0; i < outs->size(); ++i) printTensor("%" + outNames[i], (*outs)[i]);
-  std::printf("ran @%s on %s: %zu nodes, %.3f ms (median of %d), peak live %.1f MiB\n", g->name().c_str(),
-              backend.c_str(), g->nodes().size(), times[times.size() / 2] * 1e3, repeat,
-              static_cast<double>(stats.peakLiveBytes) / (1 << 20));
+  if (program)
+    std::printf("ran @%s as a program (%d kernels, %d library calls) on the program interpreter: %.3f ms (median of %d)\n",
+                g->name().c_str(), program->numLaunches(), program->numCalls(), times[times.size() / 2] * 1e3, repeat);
+  else
+    std::printf("ran @%s on %s: %zu nodes, %.3f ms (median of %d), peak live %.1f MiB\n", g->name().c_str(),
+                backend.c_str(), g->nodes().size(), times[times.size() / 2] * 1e3, repeat,
+                static_cast<double>(stats.peakLiveBytes) / (1 << 20));
   return 0;
 }
 

@@ -107,6 +107,8 @@ struct Verifier {
           RETURN_IF_ERROR(checkIndex(s.index, s.kind == StmtKind::kLoad ? where : "store to %" + a.name));
           if (s.kind == StmtKind::kLoad) {
             if (!a.read) return err("load from %" + a.name + ", which is not readable");
+            if (s.operands.size() > 1 || (s.operands.size() == 1 && types[static_cast<size_t>(s.operands[0])] != DType::kBool))
+              return err(where + ": a load's mask must be one bool value");
             if (s.dtype != a.dtype) return err(where + ": loads " + ir::dtypeName(s.dtype).data() + " from %" + a.name);
           } else {
             if (!a.written) return err("store to %" + a.name + ", which is not writable");

@@ -37,7 +37,7 @@ const char* reduceOpName(ReduceOp op);
 const char* combineName(Combine c);
 
 enum class StmtKind {
-  kLoad,    ///< %v = load %arg[index] : dtype
+  kLoad,    ///< %v = load %arg[index] [if %mask] : dtype (masked off: no access, value 0)
   kConst,   ///< %v = const 2.5 : dtype
   kIndex,   ///< %v = index <expr> : i64 (an index expression as a value)
   kScalar,  ///< %v = <op> %a[, %b] : dtype (scalar_ops.h; comparisons give bool)

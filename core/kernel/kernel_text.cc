@@ -30,7 +30,7 @@ void printBody(const Kernel& k, const std::vector<Stmt>& body, const std::string
     switch (s.kind) {
       case StmtKind::kLoad:
         out += pad + v(s.result) + " = load %" + k.args[static_cast<size_t>(s.arg)].name + "[" + printIndex(s.index) +
-               "]" + type + "\n";
+               "]" + (s.operands.empty() ? std::string() : " if " + v(s.operands[0])) + type + "\n";
         break;
       case StmtKind::kConst: out += pad + v(s.result) + " = const " + constText(s) + type + "\n"; break;
       case StmtKind::kIndex: out += pad + v(s.result) + " = index " + printIndex(s.index) + type + "\n"; break;
@@ -242,6 +242,10 @@ class Parser {
       RETURN_IF_ERROR(expect("["));
       ASSIGN_OR_RETURN(s.index, expr());
       RETURN_IF_ERROR(expect("]"));
+      if (tok_.kind == Tok::kIdent && tok_.text == "if") {
+        bump();
+        ASSIGN_OR_RETURN(s.operands, valueList(1));
+      }
     } else if (op == "const") {
       s.kind = StmtKind::kConst;
       const bool negative = is("-");

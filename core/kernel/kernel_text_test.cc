@@ -52,7 +52,7 @@ TEST(KernelText, EveryStatementKindRoundTrips) {
   %8 = where %7, %2, %3 : f64
   %9 = cast %1 : f64
   %10 = rand 42, i0*s1+i1 : f32
-  %11 = load %acc[i0*s1+i1] : f64
+  %11 = load %acc[i0*s1+i1] if %7 : f64
   %12 = add %8, %11 : f64
   store.sum %b[%0], %12
   store %b[(i0+1)//2], %9

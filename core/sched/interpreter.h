@@ -1,0 +1,30 @@
+// The program interpreter: runs a scheduled Program on the host with the reference's
+// numerics -- kernels through the kernel interpreter, library calls through the prims'
+// reference kernels on gathered strided views -- so graph -> prims -> program can be
+// checked against the reference executor stage by stage. It also checks the memory plan:
+// reading a temporary whose arena slot another temporary has taken over is an error.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/exec/host_tensor.h"
+#include "core/ir/context.h"
+#include "core/sched/program.h"
+
+namespace plugsdk::sched {
+
+class ProgramInterpreter {
+ public:
+  explicit ProgramInterpreter(std::shared_ptr<const ir::Context> ctx);
+  ~ProgramInterpreter();
+  /// Runs `p` on logical (contiguous) input values; returns the outputs.
+  StatusOr<std::vector<exec::HostTensor>> run(const Program& p, const std::vector<exec::HostTensor>& inputs) const;
+
+  struct Impl;  ///< the reference kernels for library calls (interpreter.cc)
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace plugsdk::sched

@@ -1,0 +1,48 @@
+// The scheduler: a prim graph becomes a Program of fused loop-level kernels and library
+// calls over planned buffers. Which fusions are allowed is read from capabilities (data a
+// backend reports), never from a backend's name.
+#pragma once
+
+#include <string>
+
+#include "core/ir/context.h"
+#include "core/ir/graph.h"
+#include "core/sched/program.h"
+#include "core/support/status.h"
+
+namespace plugsdk::sched {
+
+/// What the target can take; each fusion rule checks its flag.
+struct FusionCaps {
+  bool fuse = true;               ///< false: one kernel per prim (views stay index arithmetic)
+  bool horizontal = true;         ///< siblings over the same domain share a kernel
+  bool reductionEpilogue = true;  ///< pointwise consumers of a reduction join its kernel
+  bool multiReduction = true;     ///< several reductions over one domain share a kernel
+  bool libraryEpilogue = true;    ///< pointwise consumers of matmul / convolution fuse as an epilogue
+  int64_t maxKernelStmts = 512;   ///< a fused kernel stays below this many statements
+  /// Elementwise values used more than once are recomputed by each consumer up to this many
+  /// statements; bigger ones are materialized once.
+  int64_t maxRecompute = 64;
+};
+
+struct ScheduleOptions {
+  FusionCaps caps;
+  bool planMemory = true;  ///< false: every temporary gets its own memory
+};
+
+/// Counts reported for a schedule (see docs/scheduling.md).
+struct ScheduleStats {
+  int primNodes = 0;        ///< nodes of the prim graph
+  int computeNodes = 0;     ///< prim nodes that are not pure views: the kernel count without fusion
+  int kernels = 0;          ///< kernels launched
+  int libraryCalls = 0;
+  int tempBuffers = 0;
+  SymExpr tempBytesUnplanned;  ///< every temporary in its own memory
+  SymExpr tempBytesPlanned;    ///< the arena after reuse
+};
+
+/// Schedules a verified prim graph (every node a prim: run decompose() first).
+StatusOr<Program> schedule(const ir::Context& ctx, const ir::Graph& prims, const ScheduleOptions& options = {},
+                           ScheduleStats* stats = nullptr);
+
+}  // namespace plugsdk::sched
