@@ -2,9 +2,11 @@
 
 For each case (see oracle.py and cases_*.py): the one-node graph must parse and verify,
 print canonically and round-trip (print(parse(print(g))) == print(g)), and its outputs on
-the reference executor must match torch on the same inputs -- both as written (stage
-"aten") and after prim reduction (stage "prims": the op decomposed by core/decomp and the
-prim graph run on the reference executor), so every decomposition is checked against torch.
+the reference executor must match torch on the same inputs -- as written (stage "aten"),
+after prim reduction (stage "prims": the op decomposed by core/decomp and the prim graph
+run on the reference executor) and as a scheduled program (stage "program": fused kernels
+and library calls run by the program interpreter), so every decomposition and every
+scheduling path is checked against torch.
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=120)
 
 
-@pytest.mark.parametrize("stage", ["aten", "prims"])
+@pytest.mark.parametrize("stage", ["aten", "prims", "program"])
 @pytest.mark.parametrize("case", load_cases())
 def test_op_matches_torch(case: Case, stage: str, tmp_path: pathlib.Path):
     if not CLI.exists():
