@@ -74,3 +74,14 @@ add("aten.linspace", [], {"start": -3, "end": 8, "steps": 7, "dtype": Raw("i64")
 add("aten.linspace", [], {"start": 10, "end": 0, "steps": 4, "dtype": Raw("i32")},
     lambda: A.linspace.default(10, 0, 4, dtype=torch.int32), id="i32_descending")
 add("aten.linspace", [], {"start": 3, "end": 8, "steps": 1}, lambda: A.linspace.default(3, 8, 1), id="one_step")
+
+# ---- decomposition paths (prim reduction) ---------------------------------------------------
+add("aten.arange.start_step", [], {"start": 0.25, "end": 3.0, "step": 0.5, "dtype": Raw("f16")},
+    lambda: A.arange.start_step(0.25, 3.0, 0.5, dtype=torch.float16), id="f16_float_bounds")
+add("aten.arange.start_step", [], {"start": -2.5, "end": 4.0, "step": 1.25, "dtype": Raw("f64")},
+    lambda: A.arange.start_step(-2.5, 4.0, 1.25, dtype=torch.float64), id="f64_float_bounds")
+add("aten.arange.start", [], {"start": 2, "end": 9, "dtype": Raw("f32")},
+    lambda: A.arange.start(2, 9, dtype=torch.float32), id="int_bounds_f32")
+add("aten.linspace", [], {"start": -2.0, "end": 5.0, "steps": 6, "dtype": Raw("f32")},
+    lambda: A.linspace.default(-2.0, 5.0, 6, dtype=torch.float32), id="f32_even", rtol=1e-6)
+add("aten.linspace", [], {"start": 1.5, "end": 3.5, "steps": 0}, lambda: A.linspace.default(1.5, 3.5, 0), id="zero_steps")

@@ -76,3 +76,27 @@ add("aten.index_put", [T("f64", [4]), T("f64", [6]), T("i64", [6], low=-4, high=
     lambda x, v, i: A.index_put.default(x, [i], v, True), id="accumulate")
 add("aten.index_put", [T("i32", [3, 2]), T("i32", [2]), T("i32", [3], values=[2, 2, 0])], {"accumulate": True},
     lambda x, v, i: A.index_put.default(x, [i], v, True), id="i32_accumulate_broadcast")
+
+# ---- decomposition paths (prim reduction) ---------------------------------------------------
+add("aten.index.Tensor", [T("i32", [3, 4, 2]), T("i64", [5], low=-3, high=3), T("i64", [5], low=-4, high=4),
+                          T("i64", [1], values=[-1])], {}, lambda x, i, j, k: A.index.Tensor(x, [i, j, k]),
+    id="three_indices_all_dims")
+add("aten.index_put", [T("f64", [3, 4, 2]), T("f64", [2, 2]), T("i64", [2], values=[2, -3]),
+                       T("i64", [2], values=[-1, 1])], {}, lambda x, v, i, j: A.index_put.default(x, [i, j], v),
+    id="two_indices_rows")
+add("aten.index_put", [T("bool", [5]), T("bool", [4], values=[True, False, True, False]),
+                       T("i64", [4], values=[0, 0, 3, 3])], {"accumulate": True},
+    lambda x, v, i: A.index_put.default(x, [i], v, True), id="bool_accumulate")
+add("aten.scatter_reduce.two", [T("i32", [3, 4]), T("i64", [3, 2], values=[0, 0, 3, 1, 2, 2]), T("i32", [3, 2])],
+    {"dim": 1, "reduce": "amin", "include_self": False},
+    lambda x, i, s: A.scatter_reduce.two(x, 1, i, s, "amin", include_self=False), id="i32_amin_no_self")
+add("aten.scatter_reduce.two", [T("f64", [4], values=[-0.0, 1.0, 2.0, 3.0]), T("i64", [2], values=[0, 0]),
+                                T("f64", [2], values=[-0.0, -0.0])],
+    {"dim": 0, "reduce": "sum", "include_self": False},
+    lambda x, i, s: A.scatter_reduce.two(x, 0, i, s, "sum", include_self=False), id="sum_neg_zero")
+add("aten.scatter.src", [T("f64", []), T("i64", [], values=[0]), T("f64", [])], {"dim": 0},
+    lambda x, i, s: A.scatter.src(x, 0, i, s), id="0d")
+add("aten.gather", [T("f64", [3, 4]), T("i64", [0, 2])], {"dim": 1}, lambda x, i: A.gather.default(x, 1, i),
+    id="empty_index")
+add("aten.index_select", [T("f64", []), T("i64", [1], values=[0])], {"dim": 0},
+    lambda x, i: A.index_select.default(x, 0, i), id="0d_self")

@@ -147,3 +147,14 @@ red("logsumexp", [T("f64", [4, 3], values=SPECIAL_ROWS)], {"dim": [1]}, id="spec
 red("logsumexp", [T("f64", [3, 2], values=[-INF, -INF, INF, 1.0, INF, -INF])], {"dim": [-1]}, id="infinities")
 red("logsumexp", [T("i64", [2, 3])], {"dim": [1]}, id="int_to_f32", **F32)
 red("logsumexp", [T("f64", [0, 2])], {"dim": [0]}, id="empty")
+
+# ---- decomposition paths (prim reduction) ---------------------------------------------------
+red("cumsum", [T("f64", [2, 5, 3])], {"dim": 1}, id="middle_dim_3d")
+red("cumsum", [T("f64", [6], values=[1.0, INF, 2.0, NAN, 3.0, -INF])], {"dim": 0}, id="inf_nan_stay_later")
+red("mean.dim", [T("f16", [4, 6])], {"dim": [1]}, id="f16", rtol=1e-3, atol=1e-3)
+red("var.correction", [T("f16", [3, 8])], {"dim": [1]}, id="f16", rtol=2e-3, atol=2e-3)
+red("logsumexp", [T("f64", [2, 3], values=[-INF, -INF, -INF, NAN, 1.0, 2.0])], {"dim": [1], "keepdim": True},
+    id="all_neg_inf_and_nan_rows")
+red("all.dim", [T("f64", [0, 3])], {"dim": 0}, id="empty_true")
+red("argmin", [T("i64", [2, 3])], {"dim": None, "keepdim": True}, id="none_keepdim")
+red("min.dim", [T("f64", [2, 3, 4])], {"dim": 0}, id="dim0", num_outputs=2)
