@@ -37,17 +37,35 @@ int KernelBuilder::arg(int buffer, const std::string& name, DType dtype, bool re
   return static_cast<int>(kernel_.args.size() - 1);
 }
 
+namespace {
+bool usesLoopVar(const SymExpr& e) {
+  for (const std::string& n : e.symbols())
+    if (n.size() > 1 && n[0] == 'r' && n.find_first_not_of("0123456789", 1) == std::string::npos) return true;
+  return false;
+}
+}  // namespace
+
 int KernelBuilder::add(Stmt s, const std::string& cseKey) {
   if (!cseKey.empty())
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
       auto f = it->find(cseKey);
       if (f != it->end()) return f->second;
     }
+  // Loop-invariant code motion: a statement that reads no loop variable and no loop-local
+  // value is computed once, before the loop.
+  bool hoist = loop_ != nullptr && !usesLoopVar(s.index);
+  for (int o : s.operands) hoist = hoist && depth_[static_cast<size_t>(o)] == 0;
+  for (const std::string& n : s.index.symbols())  // values an index expression reads (%id)
+    if (n[0] == '%') hoist = hoist && depth_[static_cast<size_t>(std::stoi(n.substr(1)))] == 0;
   s.result = kernel_.numValues++;
   types_.push_back(s.dtype);
+  depth_.push_back(hoist || !loop_ ? 0 : 1);
   const int id = s.result;
-  current().push_back(std::move(s));
-  if (!cseKey.empty()) scopes_.back()[cseKey] = id;
+  if (hoist)
+    kernel_.body.push_back(std::move(s));
+  else
+    current().push_back(std::move(s));
+  if (!cseKey.empty()) (hoist ? scopes_.front() : scopes_.back())[cseKey] = id;
   return id;
 }
 
@@ -82,6 +100,7 @@ int KernelBuilder::addHoisted(Stmt s, const std::string& cseKey) {
   if (f != scopes_.front().end()) return f->second;
   s.result = kernel_.numValues++;
   types_.push_back(s.dtype);
+  depth_.push_back(0);
   const int id = s.result;
   prelude_.push_back(std::move(s));
   scopes_.front()[cseKey] = id;
@@ -203,6 +222,7 @@ int KernelBuilder::reduce(ReduceOp op, int a) {
   s.dtype = op == ReduceOp::kArgMax || op == ReduceOp::kArgMin ? DType::kI64 : type(a);
   s.result = kernel_.numValues++;
   types_.push_back(s.dtype);
+  depth_.push_back(0);  // a reduce result lives after its loop
   const int id = s.result;
   current().push_back(std::move(s));
   return id;

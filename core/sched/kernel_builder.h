@@ -57,6 +57,7 @@ class KernelBuilder {
 
   Kernel kernel_;
   std::vector<DType> types_;
+  std::vector<int> depth_;  ///< per value: 0 kernel scope, 1 inside the current loop
   std::vector<int> argBuffers_;
   std::vector<std::map<std::string, int>> scopes_;  ///< CSE keys per scope (kernel, then loop)
   Stmt* loop_ = nullptr;
