@@ -1,9 +1,12 @@
 // ProgramInterpreter: symbol binding, buffer storage, steps in order, slot-ownership checks.
 #include "core/sched/interpreter.h"
 
+#include <algorithm>
+
 #include "core/exec/kernel_utils.h"
 #include "core/exec/reference_executor.h"
 #include "core/kernel/interpreter.h"
+#include "core/sched/memory_plan.h"
 
 namespace plugsdk::sched {
 
@@ -113,9 +116,49 @@ class Run {
     return Status::ok();
   }
 
+  /// Within one step a temporary may only share memory with one it reads when the write is
+  /// an in-place-legal elementwise update.
+  Status checkAliasing(const Step& s) const {
+    std::vector<std::pair<int, bool>> uses;  // (buffer, written), from kernel args or call operands
+    auto kernelUses = [&](int kernel, const std::vector<int>& bufs) {
+      const kernel::Kernel& k = p_.kernels[static_cast<size_t>(kernel)];
+      for (size_t i = 0; i < bufs.size(); ++i)
+        if (bufs[i] >= 0) uses.emplace_back(bufs[i], k.args[i].written);
+    };
+    if (s.kind == Step::Kind::kLaunch) {
+      kernelUses(s.launch.kernel, s.launch.args);
+    } else {
+      for (const auto& v : s.call.inputs)
+        if (v) uses.emplace_back(v->buffer, false);
+      for (const View& v : s.call.outputs)
+        if (v.buffer >= 0) uses.emplace_back(v.buffer, true);
+      if (s.call.epilogue >= 0) kernelUses(s.call.epilogue, s.call.epilogueArgs);
+    }
+    for (const auto& [w, written] : uses) {
+      if (!written) continue;
+      const Buffer& wb = p_.buffers[static_cast<size_t>(w)];
+      for (const auto& [r, rw] : uses) {
+        const Buffer& rb = p_.buffers[static_cast<size_t>(r)];
+        if (r == w || rw || wb.role != BufferRole::kTemp || rb.role != BufferRole::kTemp || wb.slot != rb.slot) continue;
+        bool legal = false;
+        if (s.kind == Step::Kind::kLaunch) {
+          const auto& args = s.launch.args;
+          const int in = static_cast<int>(std::find(args.begin(), args.end(), r) - args.begin());
+          const int out = static_cast<int>(std::find(args.begin(), args.end(), w) - args.begin());
+          legal = inPlaceLegal(p_.kernels[static_cast<size_t>(s.launch.kernel)], in, out);
+        }
+        if (!legal)
+          return internalError("memory plan: %" + wb.name + " is written into arena slot " + std::to_string(wb.slot) +
+                               " while %" + rb.name + ", which the same step reads, still occupies it");
+      }
+    }
+    return Status::ok();
+  }
+
   Status steps() {
     for (size_t si = 0; si < p_.steps.size(); ++si) {
       const Step& s = p_.steps[si];
+      if (Status a = checkAliasing(s); !a.isOk()) return a.withContext("step " + std::to_string(si));
       Status st = s.kind == Step::Kind::kLaunch ? launch(s.launch.kernel, s.launch.args, nullptr) : call(s.call);
       if (!st.isOk()) return st.withContext("step " + std::to_string(si) + " (" + s.origin + ")");
     }

@@ -43,8 +43,8 @@ bool hasLoop(const kernel::Kernel& k) {
   return false;
 }
 
-/// A loop-free kernel that reads argument `in` only where it writes `out` (same index, no
-/// mask, no combining store) may write `out` over `in`'s memory.
+}  // namespace
+
 bool inPlaceLegal(const kernel::Kernel& k, int in, int out) {
   if (hasLoop(k)) return false;
   std::optional<SymExpr> index;
@@ -58,8 +58,6 @@ bool inPlaceLegal(const kernel::Kernel& k, int in, int out) {
   }
   return true;
 }
-
-}  // namespace
 
 Status planMemory(Program& p, bool reuse, const ir::SymAssumptions& as, MemoryPlanStats* stats) {
   const size_t nb = p.buffers.size();

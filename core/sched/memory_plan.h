@@ -17,6 +17,10 @@ struct MemoryPlanStats {
   SymExpr plannedBytes;    ///< the arena
 };
 
+/// True if a loop-free kernel reads argument `in` only at the index where it writes `out`
+/// (no mask, no combining store), so `out` may live in `in`'s memory.
+bool inPlaceLegal(const kernel::Kernel& k, int in, int out);
+
 /// Assigns every temporary a slot and a byte offset, and sets p.arenaBytes. With `reuse`
 /// false each temporary gets a slot of its own (the baseline the report compares with).
 Status planMemory(Program& p, bool reuse, const ir::SymAssumptions& as, MemoryPlanStats* stats = nullptr);
