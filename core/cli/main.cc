@@ -43,6 +43,7 @@ const char* kUsage =
     "      --repeat N           run N times, report the median time\n"
     "      --quiet              do not print output values\n"
     "  ops [--tsv]            list the registered ops (name, family, reference kernel, schema)\n"
+    "  decomps                list the ATen-level ops with decomposition rules (one per line)\n"
     "  --version\n";
 
 int fail(const Status& s) {
@@ -345,6 +346,10 @@ int main(int argc, char** argv) {
   if (cmd == "print") return cmdPrint(*ctx, args);
   if (cmd == "run") return cmdRun(ctx, args);
   if (cmd == "lower") return cmdLower(*ctx, args);
+  if (cmd == "decomps") {
+    for (const std::string& op : decomp::makeDefaultDecompositions().ops()) std::printf("%s\n", op.c_str());
+    return 0;
+  }
   if (cmd == "ops") return cmdOps(ctx, args);
   return usageError("unknown command '" + cmd + "'");
 }
