@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compile/pipeline.h"
 #include "core/decomp/decompose.h"
 #include "core/exec/npy.h"
 #include "core/sched/interpreter.h"
@@ -110,17 +111,22 @@ int cmdPrint(const ir::Context& ctx, const std::vector<std::string>& args) {
 
 bool isProgramStage(const std::string& stage) { return stage == "program" || stage == "program-unfused"; }
 
-/// The graph lowered to a graph stage: "aten" (unchanged) or "prims" (also the input of the program stages).
-StatusOr<ir::Graph> lowerTo(const ir::Context& ctx, ir::Graph g, const std::string& stage) {
-  if (stage == "aten") return g;
-  if (stage == "prims" || isProgramStage(stage)) return decomp::decompose(ctx, decomp::makeDefaultDecompositions(), g);
-  return invalidArgument("unknown stage '" + stage + "' (stages: aten, prims, program, program-unfused)");
-}
+/// A graph lowered through the pipeline (PLUGSDK_DUMP honoured): stage "aten" keeps the
+/// graph, "prims" stops after prim reduction, the program stages also schedule.
+struct Lowered {
+  ir::Graph graph;
+  std::optional<sched::Program> program;
+};
 
-StatusOr<sched::Program> scheduleFor(const ir::Context& ctx, const ir::Graph& prims, const std::string& stage) {
-  sched::ScheduleOptions options;
-  options.caps.fuse = stage != "program-unfused";
-  return sched::schedule(ctx, prims, options);
+StatusOr<Lowered> lowerTo(const ir::Context& ctx, ir::Graph g, const std::string& stage) {
+  if (stage == "aten") return Lowered{std::move(g), std::nullopt};
+  if (stage != "prims" && !isProgramStage(stage))
+    return invalidArgument("unknown stage '" + stage + "' (stages: aten, prims, program, program-unfused)");
+  compile::CompileOptions options = compile::optionsFromEnvironment();
+  options.schedule.caps.fuse = stage != "program-unfused";
+  ASSIGN_OR_RETURN(compile::Compiled c, compile::compileGraph(ctx, g, options));
+  if (stage == "prims") return Lowered{std::move(c.prims), std::nullopt};
+  return Lowered{std::move(c.prims), std::move(c.program)};
 }
 
 int cmdLower(const ir::Context& ctx, const std::vector<std::string>& args) {
@@ -140,13 +146,10 @@ int cmdLower(const ir::Context& ctx, const std::vector<std::string>& args) {
   if (!g.isOk()) return fail(g.status());
   auto lowered = lowerTo(ctx, std::move(*g), stage);
   if (!lowered.isOk()) return fail(lowered.status());
-  if (isProgramStage(stage)) {
-    auto program = scheduleFor(ctx, *lowered, stage);
-    if (!program.isOk()) return fail(program.status());
-    std::fputs(sched::printProgram(*program).c_str(), stdout);
-    return 0;
-  }
-  std::fputs(text::printGraph(*lowered).c_str(), stdout);
+  if (lowered->program)
+    std::fputs(sched::printProgram(*lowered->program).c_str(), stdout);
+  else
+    std::fputs(text::printGraph(lowered->graph).c_str(), stdout);
   return 0;
 }
 
@@ -227,8 +230,9 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   if (!parsed.isOk()) return fail(parsed.status());
   std::vector<std::string> outNames;  // as written: lowering may rename or forward outputs
   for (const ir::Value* v : parsed->outputs()) outNames.push_back(v->name());
-  auto g = lowerTo(*ctx, std::move(*parsed), stage);
-  if (!g.isOk()) return fail(g.status());
+  auto lowered = lowerTo(*ctx, std::move(*parsed), stage);
+  if (!lowered.isOk()) return fail(lowered.status());
+  const ir::Graph* g = &lowered->graph;
 
   // Unknown --input names are an error, not silently ignored.
   for (const auto& [name, path] : inputFiles) {
@@ -276,12 +280,7 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   std::vector<double> times;
   StatusOr<std::vector<exec::HostTensor>> outs = Status(internalError("not run"));
   exec::RunStats stats;
-  std::optional<sched::Program> program;
-  if (isProgramStage(stage)) {
-    auto p = scheduleFor(*ctx, *g, stage);
-    if (!p.isOk()) return fail(p.status());
-    program = std::move(*p);
-  }
+  const std::optional<sched::Program>& program = lowered->program;
   sched::ProgramInterpreter interp(ctx);
   for (int r = 0; r < repeat; ++r) {
     auto start = std::chrono::steady_clock::now();

@@ -135,6 +135,11 @@ class GroupGen {
         return failedPrecondition("kernel would exceed " + std::to_string(st_.options.caps.maxKernelStmts) +
                                   " statements");
     }
+    for (const ir::Value* v : em.computed()) code_.values.push_back(v->name());
+    for (int m : members) {
+      const std::string& n = st_.roots[static_cast<size_t>(m)].value->name();
+      if (std::find(code_.values.begin(), code_.values.end(), n) == code_.values.end()) code_.values.push_back(n);
+    }
     code_.argBuffers = kb.argBuffers();
     code_.kernel = kb.finish();
     return code_;
@@ -263,6 +268,7 @@ StatusOr<std::vector<GroupCode>> generateScatter(State& st, int gi) {
     ASSIGN_OR_RETURN(int v, em.at(a, idx));
     kb.store(kb.arg(out.buffer, outName, a->type().dtype, false, true), linearize(idx, a->type().shape), v);
     GroupCode c;
+    for (const ir::Value* x : em.computed()) c.values.push_back(x->name());
     c.argBuffers = kb.argBuffers();
     c.kernel = kb.finish();
     c.origin = n.outputs()[0]->ref() + " (copy)";
@@ -279,6 +285,8 @@ StatusOr<std::vector<GroupCode>> generateScatter(State& st, int gi) {
   const int arg = kb.arg(out.buffer, outName, a->type().dtype, combine != kernel::Combine::kNone, true);
   kb.store(arg, linearize(target, a->type().shape), v, combine);
   GroupCode c;
+  for (const ir::Value* x : em.computed()) c.values.push_back(x->name());
+  c.values.push_back(n.outputs()[0]->name());
   c.argBuffers = kb.argBuffers();
   c.kernel = kb.finish();
   c.origin = n.outputs()[0]->ref();

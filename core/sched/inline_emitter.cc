@@ -1,6 +1,8 @@
 // InlineEmitter: one case per inlinable prim.
 #include "core/sched/inline_emitter.h"
 
+#include <algorithm>
+
 #include "core/exec/host_tensor.h"
 #include "core/ir/op_registry.h"
 #include "core/sched/index_math.h"
@@ -57,6 +59,7 @@ int InlineEmitter::andMask(int a, int b) {
 StatusOr<int> InlineEmitter::computeLinear(const ir::Value* v, const SymExpr& linear, int mask) {
   const ir::Node* n = v->producer();
   if (n) {
+    if (std::find(computed_.begin(), computed_.end(), v) == computed_.end()) computed_.push_back(v);
     const std::string p = primName(*n);
     const bool elementwise = prims::scalarOpByName(p) || p == "where" || p == "convert_element_type";
     if (p == "reshape") return atLinear(n->inputs()[0], linear, mask);
@@ -89,6 +92,7 @@ StatusOr<int> InlineEmitter::compute(const ir::Value* v, const std::vector<SymEx
   const ir::Node* n = v->producer();
   if (!n) return internalError("graph input " + v->ref() + " must be resolved by the scheduler");
   if (!n->def()) return internalError(n->describe() + ": node has no op definition");
+  if (std::find(computed_.begin(), computed_.end(), v) == computed_.end()) computed_.push_back(v);
   const std::string p = primName(*n);
   const ir::AttrReader a = attrsOf(*n);
   const auto& ins = n->inputs();

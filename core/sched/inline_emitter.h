@@ -33,6 +33,8 @@ class InlineEmitter {
   /// The defining node of v computed at idx, without asking the resolver about v itself
   /// (how the scheduler computes the roots it owns).
   StatusOr<int> compute(const ir::Value* v, const std::vector<SymExpr>& idx, int mask = -1);
+  /// Every value computed inline so far (what a fused kernel contains, for dumps).
+  const std::vector<const ir::Value*>& computed() const { return computed_; }
 
  private:
   StatusOr<int> computeLinear(const ir::Value* v, const SymExpr& linear, int mask);
@@ -43,6 +45,7 @@ class InlineEmitter {
 
   KernelBuilder& kb_;
   RootResolver resolve_;
+  std::vector<const ir::Value*> computed_;
 };
 
 /// True for prims computed inline at an index (elementwise, generators and views);

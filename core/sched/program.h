@@ -59,7 +59,8 @@ struct Step {
   enum class Kind { kLaunch, kCall } kind = Kind::kLaunch;
   Launch launch;
   LibraryCall call;
-  std::string origin;  ///< the prim values it computes ("%7, %9"), for dumps and errors
+  std::string origin;  ///< the prim values it stores or keeps ("%7, %9"), for dumps and errors
+  std::vector<std::string> values;  ///< names of every prim value computed in it (fused ones included)
 };
 
 struct ProgramInput {

@@ -74,6 +74,7 @@ struct GroupCode {
   std::set<int> externalRoots;  ///< roots read from other groups' buffers
   bool readsMember = false;     ///< some member reads an earlier member at its own point
   std::string origin;
+  std::vector<std::string> values;  ///< every prim value the kernel computes (roots and inlined)
 };
 
 /// Generates the kernel of group `g` (with `extra` appended as a member when >= 0). In

@@ -294,6 +294,7 @@ Status emitSteps(State& st) {
         s.launch.kernel = static_cast<int>(p.kernels.size());
         s.launch.args = c.argBuffers;
         s.origin = c.origin;
+        s.values = c.values;
         p.kernels.push_back(std::move(*c.kernel));
         p.steps.push_back(std::move(s));
       }
@@ -329,8 +330,12 @@ Status emitSteps(State& st) {
         c.kernel->name += "_epilogue";
         p.kernels.push_back(std::move(*c.kernel));
         s.origin = c.origin;
+        s.values = c.values;
       } else {
-        for (const ir::Value* o : n.outputs()) s.origin += (s.origin.empty() ? "" : ", ") + o->ref();
+        for (const ir::Value* o : n.outputs()) {
+          s.origin += (s.origin.empty() ? "" : ", ") + o->ref();
+          s.values.push_back(o->name());
+        }
       }
       p.steps.push_back(std::move(s));
       continue;
@@ -341,6 +346,7 @@ Status emitSteps(State& st) {
     s.launch.kernel = static_cast<int>(p.kernels.size());
     s.launch.args = c.argBuffers;
     s.origin = c.origin;
+    s.values = c.values;
     p.kernels.push_back(std::move(*c.kernel));
     p.steps.push_back(std::move(s));
   }

@@ -52,6 +52,7 @@ class [[nodiscard]] Status {
 inline Status invalidArgument(std::string msg) { return {StatusCode::kInvalidArgument, std::move(msg)}; }
 inline Status notFound(std::string msg) { return {StatusCode::kNotFound, std::move(msg)}; }
 inline Status unimplemented(std::string msg) { return {StatusCode::kUnimplemented, std::move(msg)}; }
+inline Status unavailable(std::string msg) { return {StatusCode::kUnavailable, std::move(msg)}; }
 inline Status failedPrecondition(std::string msg) { return {StatusCode::kFailedPrecondition, std::move(msg)}; }
 inline Status internalError(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
 inline Status outOfRange(std::string msg) { return {StatusCode::kOutOfRange, std::move(msg)}; }

@@ -1,0 +1,28 @@
+// compileGraph: the stages in order, with dumps.
+#include "core/compile/pipeline.h"
+
+#include <cstdlib>
+
+#include "core/dump/dumper.h"
+
+namespace plugsdk::compile {
+
+CompileOptions optionsFromEnvironment() {
+  CompileOptions o;
+  if (const char* d = std::getenv("PLUGSDK_DUMP")) o.dumpDir = d;
+  return o;
+}
+
+StatusOr<Compiled> compileGraph(const ir::Context& ctx, const ir::Graph& graph, const CompileOptions& options) {
+  const dump::Dumper dumper(options.dumpDir);
+  RETURN_IF_ERROR(dumper.input(graph));
+  ASSIGN_OR_RETURN(ir::Graph prims, decomp::decompose(ctx, decomp::makeDefaultDecompositions(), graph, options.decomp));
+  RETURN_IF_ERROR(dumper.prims(prims));
+  sched::ScheduleStats stats;
+  auto program = sched::schedule(ctx, prims, options.schedule, &stats);
+  if (!program.isOk()) return program.status().withContext("scheduling @" + graph.name());
+  RETURN_IF_ERROR(dumper.program(prims, *program));
+  return Compiled{std::move(prims), std::move(*program), stats};
+}
+
+}  // namespace plugsdk::compile
