@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cli/cli_util.h"
 #include "core/compile/pipeline.h"
 #include "core/decomp/decompose.h"
 #include "core/exec/npy.h"
@@ -21,10 +22,7 @@
 #include "core/text/parser.h"
 #include "core/text/printer.h"
 
-namespace {
-
-using namespace plugsdk;
-
+namespace plugsdk::cli {
 const char* kUsage =
     "usage: plugsdk <command> [options]\n"
     "\n"
@@ -45,33 +43,18 @@ const char* kUsage =
     "      --quiet              do not print output values\n"
     "  ops [--tsv]            list the registered ops (name, family, reference kernel, schema)\n"
     "  decomps                list the ATen-level ops with decomposition rules (one per line)\n"
+    "  report FILE... [--sym NAME=VALUE]  per graph: prim nodes, kernels before/after fusion,\n"
+    "                         temporary memory before/after planning, program vs reference error\n"
     "  --version\n";
+}  // namespace plugsdk::cli
 
-int fail(const Status& s) {
-  std::fprintf(stderr, "plugsdk: error: %s\n", s.toString().c_str());
-  return 1;
-}
+namespace {
 
-int usageError(const std::string& msg) {
-  std::fprintf(stderr, "plugsdk: %s\n\n%s", msg.c_str(), kUsage);
-  return 2;
-}
-
-exec::HostTensor randomTensor(const ir::TensorType& type, const std::vector<int64_t>& shape, std::mt19937_64& rng) {
-  exec::HostTensor t(type.dtype, shape);
-  std::normal_distribution<double> normal;
-  std::uniform_int_distribution<int64_t> ints(type.dtype == ir::DType::kU8 ? 0 : -10, 9);
-  std::uniform_int_distribution<int64_t> bits(0, 1);
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    if (t.isFloating())
-      t.setDouble(i, exec::roundToFloatType(normal(rng), type.dtype));
-    else if (type.dtype == ir::DType::kBool)
-      t.setInt(i, bits(rng));
-    else
-      t.setInt(i, ints(rng));
-  }
-  return t;
-}
+using namespace plugsdk;
+using cli::fail;
+using cli::kUsage;
+using cli::randomTensor;
+using cli::usageError;
 
 void printTensor(const std::string& name, const exec::HostTensor& t) {
   std::printf("%s: %s\n  [", name.c_str(), t.typeString().c_str());
@@ -345,6 +328,7 @@ int main(int argc, char** argv) {
   if (cmd == "print") return cmdPrint(*ctx, args);
   if (cmd == "run") return cmdRun(ctx, args);
   if (cmd == "lower") return cmdLower(*ctx, args);
+  if (cmd == "report") return cli::cmdReport(args);
   if (cmd == "decomps") {
     for (const std::string& op : decomp::makeDefaultDecompositions().ops()) std::printf("%s\n", op.c_str());
     return 0;
