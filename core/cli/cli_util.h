@@ -24,7 +24,8 @@ inline int usageError(const std::string& msg) {
   return 2;
 }
 
-inline exec::HostTensor randomTensor(const ir::TensorType& type, const std::vector<int64_t>& shape, std::mt19937_64& rng) {
+inline exec::HostTensor randomTensor(const ir::TensorType& type, const std::vector<int64_t>& shape,
+                                     std::mt19937_64& rng) {
   exec::HostTensor t(type.dtype, shape);
   std::normal_distribution<double> normal;
   std::uniform_int_distribution<int64_t> ints(type.dtype == ir::DType::kU8 ? 0 : -10, 9);

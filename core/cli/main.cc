@@ -15,10 +15,10 @@
 #include "core/compile/pipeline.h"
 #include "core/decomp/decompose.h"
 #include "core/exec/npy.h"
-#include "core/sched/interpreter.h"
-#include "core/sched/schedule.h"
 #include "core/exec/reference_executor.h"
 #include "core/ir/verifier.h"
+#include "core/sched/interpreter.h"
+#include "core/sched/schedule.h"
 #include "core/text/parser.h"
 #include "core/text/printer.h"
 
@@ -284,8 +284,9 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   if (!quiet)
     for (size_t i = 0; i < outs->size(); ++i) printTensor("%" + outNames[i], (*outs)[i]);
   if (program)
-    std::printf("ran @%s as a program (%d kernels, %d library calls) on the program interpreter: %.3f ms (median of %d)\n",
-                g->name().c_str(), program->numLaunches(), program->numCalls(), times[times.size() / 2] * 1e3, repeat);
+    std::printf(
+        "ran @%s as a program (%d kernels, %d library calls) on the program interpreter: %.3f ms (median of %d)\n",
+        g->name().c_str(), program->numLaunches(), program->numCalls(), times[times.size() / 2] * 1e3, repeat);
   else
     std::printf("ran @%s on %s: %zu nodes, %.3f ms (median of %d), peak live %.1f MiB\n", g->name().c_str(),
                 backend.c_str(), g->nodes().size(), times[times.size() / 2] * 1e3, repeat,

@@ -121,8 +121,9 @@ int cmdReport(const std::vector<std::string>& args) {
   }
   if (files.empty()) return usageError("report needs at least one FILE");
   auto ctx = ir::makeDefaultContext();
-  std::printf("| graph | ATen nodes | prim nodes | kernels unfused | kernels fused + library calls | temp KiB unfused "
-              "| temp KiB fused | temp KiB planned | max rel err vs reference | reference ms | program ms |\n");
+  std::printf(
+      "| graph | ATen nodes | prim nodes | kernels unfused | kernels fused + library calls | temp KiB unfused "
+      "| temp KiB fused | temp KiB planned | max rel err vs reference | reference ms | program ms |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
   int rc = 0;
   for (const std::string& f : files) {

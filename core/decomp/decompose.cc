@@ -63,7 +63,8 @@ StatusOr<std::vector<V>> Decomposer::expand(ir::Graph& graph, const ir::OpDef& d
   const std::vector<Rule>* rules = table_.find(name);
   const std::string fix = ". To make it work: add a decomposition rule for " + name +
                           " to core/decomp (docs/prims.md lists the prims it may use), or compile for a backend "
-                          "that implements " + name + " whole (DecompOptions::keep)";
+                          "that implements " +
+                          name + " whole (DecompOptions::keep)";
   if (!rules) return unimplemented(name + " has no decomposition into prims and is not a prim" + fix);
   if (depth_ >= options_.maxDepth)
     return internalError(name + ": decompositions nest deeper than " + std::to_string(options_.maxDepth) +

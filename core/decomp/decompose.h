@@ -22,7 +22,8 @@ namespace plugsdk::decomp {
 /// and the output types its inference promised (the driver checks the rule kept them).
 class DecompCall : public ir::AttrReader {
  public:
-  DecompCall(const ir::OpDef& def, const ir::AttrMap& attrs, std::vector<V> inputs, std::vector<ir::TensorType> outTypes)
+  DecompCall(const ir::OpDef& def, const ir::AttrMap& attrs, std::vector<V> inputs,
+             std::vector<ir::TensorType> outTypes)
       : AttrReader(def.schema, attrs), def_(def), inputs_(std::move(inputs)), outTypes_(std::move(outTypes)) {}
   const ir::OpDef& def() const { return def_; }
   const std::string& op() const { return def_.schema.name; }
@@ -56,13 +57,13 @@ class DecompTable {
 
 /// Every rule of core/decomp (one registration function per family, rules_*.cc).
 DecompTable makeDefaultDecompositions();
-void addPointwiseRules(DecompTable& t);   // rules_pointwise.cc
-void addReductionRules(DecompTable& t);   // rules_reduction.cc
-void addShapeRules(DecompTable& t);       // rules_shape.cc
-void addIndexingRules(DecompTable& t);    // rules_indexing.cc
-void addCreationRules(DecompTable& t);    // rules_creation.cc
-void addNNRules(DecompTable& t);          // rules_nn*.cc
-void addBackwardRules(DecompTable& t);    // rules_backward*.cc
+void addPointwiseRules(DecompTable& t);  // rules_pointwise.cc
+void addReductionRules(DecompTable& t);  // rules_reduction.cc
+void addShapeRules(DecompTable& t);      // rules_shape.cc
+void addIndexingRules(DecompTable& t);   // rules_indexing.cc
+void addCreationRules(DecompTable& t);   // rules_creation.cc
+void addNNRules(DecompTable& t);         // rules_nn*.cc
+void addBackwardRules(DecompTable& t);   // rules_backward*.cc
 
 struct DecompOptions {
   /// Ops left whole instead of decomposed (a backend that implements them natively).

@@ -100,7 +100,8 @@ V Emitter::full(const Shape& shape, const Attribute& value, DType dtype) {
     double d = *v.asDouble();
     v = Attribute::fromInt(static_cast<int64_t>(d));
   }
-  return op("prims.full", {}, {{"shape", Attribute::fromInts(shape)}, {"value", v}, {"dtype", Attribute::fromDType(dtype)}});
+  return op("prims.full", {},
+            {{"shape", Attribute::fromInts(shape)}, {"value", v}, {"dtype", Attribute::fromDType(dtype)}});
 }
 
 V Emitter::full(const Shape& shape, double value, DType dtype) {
@@ -122,8 +123,7 @@ V Emitter::broadcastTo(V a, const Shape& shape) {
   for (size_t i = 0; same && i < in.size(); ++i) same = provedEQ(in[i], shape[i]);
   if (same) return a;
   // A broadcast constant is just a bigger constant.
-  if (const ir::Node* p = a->producer(); p && p->op() == "prims.full")
-    return full(shape, *p->attr("value"), dtype(a));
+  if (const ir::Node* p = a->producer(); p && p->op() == "prims.full") return full(shape, *p->attr("value"), dtype(a));
   std::vector<int64_t> dims;
   const size_t off = shape.size() - in.size();
   for (size_t i = 0; i < in.size(); ++i) dims.push_back(static_cast<int64_t>(off + i));

@@ -48,7 +48,8 @@ Rule addRule(int sign, bool reversed) {
       return one(e, keep ? e.binary("bitwise_or", self, other) : e.broadcastTo(self, c.outType().shape));
     }
     const bool unitAlpha = alpha.asDouble() == 1.0 || alpha.asBool() == true;
-    if (!unitAlpha) other = e.mul(e.full({}, dt == DType::kBool ? Attribute::fromBool(alpha.asDouble() != 0.0) : alpha, dt), other);
+    if (!unitAlpha)
+      other = e.mul(e.full({}, dt == DType::kBool ? Attribute::fromBool(alpha.asDouble() != 0.0) : alpha, dt), other);
     return one(e, e.binary(sign > 0 ? "add" : "sub", self, other));
   };
 }
@@ -197,8 +198,8 @@ Result gelu(Emitter& e, const DecompCall& c) {
 
 Result hardtanh(Emitter& e, const DecompCall& c) {
   const DType dt = c.outType().dtype;
-  return one(e, clampBounds(e, e.convert(c.input(0), dt), scalarAttr(e, c, "min_val", dt),
-                            scalarAttr(e, c, "max_val", dt)));
+  return one(
+      e, clampBounds(e, e.convert(c.input(0), dt), scalarAttr(e, c, "min_val", dt), scalarAttr(e, c, "max_val", dt)));
 }
 
 Result leakyRelu(Emitter& e, const DecompCall& c) {
@@ -256,9 +257,9 @@ Result identity(Emitter& e, const DecompCall& c) { return one(e, e.convert(c.inp
 }  // namespace
 
 void addPointwiseRules(DecompTable& t) {
-  for (const char* op : {"exp", "expm1", "log", "log1p", "log2", "sqrt", "rsqrt", "sin", "cos", "tan", "asin", "acos",
-                         "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "abs", "neg", "sign",
-                         "floor", "ceil", "round", "trunc", "bitwise_not"}) {
+  for (const char* op : {"exp",  "expm1", "log",  "log1p", "log2", "sqrt",  "rsqrt", "sin",        "cos",   "tan",
+                         "asin", "acos",  "atan", "sinh",  "cosh", "tanh",  "asinh", "acosh",      "atanh", "erf",
+                         "abs",  "neg",   "sign", "floor", "ceil", "round", "trunc", "bitwise_not"}) {
     const std::string name = op;
     Rule rule = unaryRule(op);
     // On bool, abs / sign / floor / ... are the identity (PyTorch allows them; the prims do not).
@@ -268,9 +269,8 @@ void addPointwiseRules(DecompTable& t) {
       return rule(e, c);
     });
   }
-  t.add("aten.log10", unaryFn([](Emitter& e, V x) {
-          return e.div(e.unary("log", x), e.scalar(std::numbers::ln10, e.dtype(x)));
-        }));
+  t.add("aten.log10",
+        unaryFn([](Emitter& e, V x) { return e.div(e.unary("log", x), e.scalar(std::numbers::ln10, e.dtype(x))); }));
   t.add("aten.reciprocal", unaryFn([](Emitter& e, V x) { return e.div(e.scalar(1.0, e.dtype(x)), x); }));
   t.add("aten.sigmoid", unaryFn([](Emitter& e, V x) {
           V onev = e.scalar(1.0, e.dtype(x));

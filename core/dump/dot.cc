@@ -33,7 +33,8 @@ std::string nodeStmt(const ir::Node& n, const std::string& indent) {
 void header(std::string& out, const ir::Graph& g) {
   out += "digraph \"" + escape(g.name()) + "\" {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n";
   for (const ir::Value* in : g.inputs())
-    out += "  " + nodeId(in) + " [shape=ellipse, label=\"" + escape(in->ref() + ": " + in->type().toString()) + "\"];\n";
+    out +=
+        "  " + nodeId(in) + " [shape=ellipse, label=\"" + escape(in->ref() + ": " + in->type().toString()) + "\"];\n";
 }
 
 void edges(std::string& out, const ir::Graph& g) {
@@ -87,7 +88,8 @@ std::string fusedGraphToDot(const ir::Graph& prims, const sched::Program& p) {
   // Not computed by any kernel: views that library calls read as strides.
   for (const auto& n : prims.nodes())
     if (!placed.count(n.get()))
-      out += "  " + nodeId(n->outputs()[0]) + " [shape=box, style=dashed, label=\"" + nodeLabel(*n) + "\\n(strided view)\"];\n";
+      out += "  " + nodeId(n->outputs()[0]) + " [shape=box, style=dashed, label=\"" + nodeLabel(*n) +
+             "\\n(strided view)\"];\n";
   edges(out, prims);
   return out + "}\n";
 }

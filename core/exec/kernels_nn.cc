@@ -7,7 +7,6 @@ namespace plugsdk::exec {
 namespace nn {
 namespace {
 
-
 /// A Scalar attribute as the computation type: integer dtypes truncate it (as PyTorch's
 /// Scalar::to<int64_t>), floating ones take it as a double.
 template <typename T>

@@ -124,7 +124,6 @@ StatusOr<std::vector<HostTensor>> flashAttentionCpu(const RefKernelContext& ctx)
   return std::vector<HostTensor>{std::move(out), std::move(lse)};
 }
 
-
 /// Element i is kept iff u_i < 1 - p, where u_i = (splitmix64(splitmix64(seed) + i) >> 11) * 2^-53 is a
 /// uniform double in [0, 1). Kept elements are scaled by 1 / (1 - p) (by 0 when p == 1, as PyTorch).
 StatusOr<std::vector<HostTensor>> nativeDropout(const RefKernelContext& ctx) {
@@ -140,7 +139,7 @@ StatusOr<std::vector<HostTensor>> nativeDropout(const RefKernelContext& ctx) {
   }
   const double keep = 1.0 - ctx.getFloat("p");
   const double scale = keep == 0 ? 0.0 : 1.0 / keep;
-    for (int64_t i = 0; i < x.numel(); ++i) {
+  for (int64_t i = 0; i < x.numel(); ++i) {
     const double u = prims::uniformAt(ctx.getInt("seed"), i);
     const bool kept = u < keep;
     mask.setInt(i, kept ? 1 : 0);

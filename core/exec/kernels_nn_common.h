@@ -61,8 +61,8 @@ void store(HostTensor& t, int64_t i, T v) {
 
 /// c[batch][n, p] = sum_k a[batch][n, k] * b[batch][k, p], accumulated in k order.
 template <typename T>
-inline std::vector<T> batchedProduct(const std::vector<T>& a, const std::vector<T>& b, int64_t batch, int64_t n, int64_t m,
-                              int64_t p) {
+inline std::vector<T> batchedProduct(const std::vector<T>& a, const std::vector<T>& b, int64_t batch, int64_t n,
+                                     int64_t m, int64_t p) {
   std::vector<T> c(static_cast<size_t>(batch * n * p), T(0));
   for (int64_t bi = 0; bi < batch; ++bi) {
     const T* ab = a.data() + bi * n * m;

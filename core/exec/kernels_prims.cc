@@ -27,8 +27,8 @@ Outs scalarKernel(const RefKernelContext& c, prims::ScalarOp op) {
   HostTensor out = c.makeOutput();
   if (a.isFloating()) {
     for (int64_t i = 0; i < out.numel(); ++i)
-      out.setDouble(i, prims::evalFloat(op, a.doubles()[static_cast<size_t>(i)],
-                                        b ? b->doubles()[static_cast<size_t>(i)] : 0.0));
+      out.setDouble(
+          i, prims::evalFloat(op, a.doubles()[static_cast<size_t>(i)], b ? b->doubles()[static_cast<size_t>(i)] : 0.0));
     return single(std::move(out));
   }
   for (int64_t i = 0; i < out.numel(); ++i) {
@@ -189,8 +189,8 @@ Outs asStridedKernel(const RefKernelContext& c) {
       out.ints()[static_cast<size_t>(linear)] = a.ints()[static_cast<size_t>(off)];
   });
   if (bad >= 0)
-    return c.error("the view reads element " + std::to_string(bad) + " of an input with " +
-                   std::to_string(a.numel()) + " elements");
+    return c.error("the view reads element " + std::to_string(bad) + " of an input with " + std::to_string(a.numel()) +
+                   " elements");
   return single(std::move(out));
 }
 

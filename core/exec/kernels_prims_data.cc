@@ -188,7 +188,8 @@ Outs randKernel(const RefKernelContext& c) {
   const int64_t seed = c.getInt("seed");
   HostTensor out = c.makeOutput();
   const int bits = prims::precisionBits(out.dtype());
-  for (int64_t i = 0; i < out.numel(); ++i) out.doubles()[static_cast<size_t>(i)] = prims::uniformAt(seed, offset + i, bits);
+  for (int64_t i = 0; i < out.numel(); ++i)
+    out.doubles()[static_cast<size_t>(i)] = prims::uniformAt(seed, offset + i, bits);
   return single(std::move(out));
 }
 

@@ -31,8 +31,7 @@ Graph cleanupGraph(const Graph& g, const std::vector<std::string>& outputNames) 
   std::vector<const Node*> kept;
   for (const auto& node : g.nodes()) {
     auto [it, fresh] = seen.emplace(nodeKey(*node, repl), node.get());
-    for (size_t i = 0; i < node->outputs().size(); ++i)
-      repl[node->outputs()[i]] = it->second->outputs()[i];
+    for (size_t i = 0; i < node->outputs().size(); ++i) repl[node->outputs()[i]] = it->second->outputs()[i];
     if (fresh) kept.push_back(node.get());
   }
   // 2. Liveness from the outputs.

@@ -58,7 +58,9 @@ StatusOr<CExpr> compileAtom(const ir::SymAtom& a, const Slots& s) {
   CExpr c;
   if (a.kind == ir::SymAtom::Kind::kSymbol) {
     const std::string& n = a.name;
-    auto digits = [&](size_t from) { return n.size() > from && n.find_first_not_of("0123456789", from) == std::string::npos; };
+    auto digits = [&](size_t from) {
+      return n.size() > from && n.find_first_not_of("0123456789", from) == std::string::npos;
+    };
     if (n[0] == 'i' && digits(1)) {
       c.op = CExpr::Op::kSlot;
       c.slot = static_cast<int>(s.gridBase + std::stoul(n.substr(1)));
@@ -139,7 +141,12 @@ class Runner {
   std::vector<int64_t> env_;  ///< index variables, then integer values
 
   Runner(const Kernel& k, const std::vector<exec::HostTensor*>& args, const Slots& slots)
-      : env_(slots.valueBase + static_cast<size_t>(k.numValues), 0), k_(k), args_(args), slots_(slots), f_(static_cast<size_t>(k.numValues), 0.0), floating_(static_cast<size_t>(k.numValues), false) {}
+      : env_(slots.valueBase + static_cast<size_t>(k.numValues), 0),
+        k_(k),
+        args_(args),
+        slots_(slots),
+        f_(static_cast<size_t>(k.numValues), 0.0),
+        floating_(static_cast<size_t>(k.numValues), false) {}
 
   Status body(const std::vector<CStmt>& stmts) {
     for (const CStmt& c : stmts) RETURN_IF_ERROR(stmt(c));
@@ -164,8 +171,8 @@ class Runner {
     const exec::HostTensor& t = *args_[static_cast<size_t>(c.s->arg)];
     if (off < 0 || off >= t.numel())
       return err(std::string(c.s->kind == StmtKind::kLoad ? "load from" : "store to") + " %" +
-                 k_.args[static_cast<size_t>(c.s->arg)].name + " at element " + std::to_string(off) +
-                 ", outside its " + std::to_string(t.numel()) + " elements");
+                 k_.args[static_cast<size_t>(c.s->arg)].name + " at element " + std::to_string(off) + ", outside its " +
+                 std::to_string(t.numel()) + " elements");
     return off;
   }
 

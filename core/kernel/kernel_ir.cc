@@ -107,7 +107,8 @@ struct Verifier {
           RETURN_IF_ERROR(checkIndex(s.index, s.kind == StmtKind::kLoad ? where : "store to %" + a.name));
           if (s.kind == StmtKind::kLoad) {
             if (!a.read) return err("load from %" + a.name + ", which is not readable");
-            if (s.operands.size() > 1 || (s.operands.size() == 1 && types[static_cast<size_t>(s.operands[0])] != DType::kBool))
+            if (s.operands.size() > 1 ||
+                (s.operands.size() == 1 && types[static_cast<size_t>(s.operands[0])] != DType::kBool))
               return err(where + ": a load's mask must be one bool value");
             if (s.dtype != a.dtype) return err(where + ": loads " + ir::dtypeName(s.dtype).data() + " from %" + a.name);
           } else {
@@ -133,7 +134,8 @@ struct Verifier {
         }
         case StmtKind::kWhere:
           if (s.operands.size() != 3 || types[static_cast<size_t>(s.operands[0])] != DType::kBool ||
-              types[static_cast<size_t>(s.operands[1])] != s.dtype || types[static_cast<size_t>(s.operands[2])] != s.dtype)
+              types[static_cast<size_t>(s.operands[1])] != s.dtype ||
+              types[static_cast<size_t>(s.operands[2])] != s.dtype)
             return err(where + ": where needs a bool and two operands of the result dtype");
           break;
         case StmtKind::kCast:
@@ -184,8 +186,10 @@ std::vector<std::string> Kernel::sizeSymbols() const {
 int64_t Kernel::numStmts() const { return countStmts(body); }
 
 Status verifyKernel(const Kernel& k) {
-  Verifier v{k, std::vector<int>(static_cast<size_t>(k.numValues), -1),
-             std::vector<DType>(static_cast<size_t>(k.numValues), DType::kF32), {}};
+  Verifier v{k,
+             std::vector<int>(static_cast<size_t>(k.numValues), -1),
+             std::vector<DType>(static_cast<size_t>(k.numValues), DType::kF32),
+             {}};
   for (size_t d = 0; d < k.grid.size(); ++d) v.vars.insert(gridVar(d));
   return v.body(k.body, 0, nullptr);
 }

@@ -52,9 +52,9 @@ void printBody(const Kernel& k, const std::vector<Stmt>& body, const std::string
         out += pad + v(s.result) + " = reduce " + reduceOpName(s.reduce) + " " + v(s.operands[0]) + type + "\n";
         break;
       case StmtKind::kStore:
-        out += pad + "store" + (s.combine == Combine::kNone ? std::string() : std::string(".") + combineName(s.combine)) +
-               " %" + k.args[static_cast<size_t>(s.arg)].name + "[" + printIndex(s.index) + "], " + v(s.operands[0]) +
-               "\n";
+        out += pad + "store" +
+               (s.combine == Combine::kNone ? std::string() : std::string(".") + combineName(s.combine)) + " %" +
+               k.args[static_cast<size_t>(s.arg)].name + "[" + printIndex(s.index) + "], " + v(s.operands[0]) + "\n";
         break;
       case StmtKind::kLoop: {
         out += pad + "loop [";
@@ -103,8 +103,8 @@ class Lexer {
     }
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '@') {
       t.kind = Tok::kIdent;
-      while (i_ < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_' || s_[i_] == '.' ||
-                                s_[i_] == '@'))
+      while (i_ < s_.size() &&
+             (std::isalnum(static_cast<unsigned char>(s_[i_])) || s_[i_] == '_' || s_[i_] == '.' || s_[i_] == '@'))
         t.text += take();
       return t;
     }
@@ -270,8 +270,8 @@ class Parser {
       s.kind = StmtKind::kReduce;
       if (tok_.kind != Tok::kIdent) return error("expected a reduce op");
       bool found = false;
-      for (ReduceOp r : {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kArgMax,
-                         ReduceOp::kArgMin})
+      for (ReduceOp r :
+           {ReduceOp::kSum, ReduceOp::kProd, ReduceOp::kMax, ReduceOp::kMin, ReduceOp::kArgMax, ReduceOp::kArgMin})
         if (tok_.text == reduceOpName(r)) {
           s.reduce = r;
           found = true;
@@ -291,8 +291,9 @@ class Parser {
     if (s.kind == StmtKind::kConst) {
       if (ir::isFloating(s.dtype)) {
         if (constText_ == "inf" || constText_ == "-inf" || constText_ == "nan")
-          s.fvalue = constText_ == "nan" ? std::numeric_limits<double>::quiet_NaN()
-                                         : (constText_[0] == '-' ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
+          s.fvalue = constText_ == "nan"
+                         ? std::numeric_limits<double>::quiet_NaN()
+                         : (constText_[0] == '-' ? -1.0 : 1.0) * std::numeric_limits<double>::infinity();
         else
           s.fvalue = std::strtod(constText_.c_str(), nullptr);
       } else {

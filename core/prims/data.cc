@@ -60,8 +60,8 @@ Status checkIndexTensor(const InferContext& ctx, const TensorType& index) {
 }
 
 /// index dims must not exceed `bound`'s dims (all dims, or all but `skip`).
-Status checkIndexFits(const InferContext& ctx, const TensorType& index, const TensorType& bound, const std::string& what,
-                      int64_t skip) {
+Status checkIndexFits(const InferContext& ctx, const TensorType& index, const TensorType& bound,
+                      const std::string& what, int64_t skip) {
   if (index.rank() != bound.rank())
     return ctx.error("index " + index.toString() + " must have the rank of " + what + " " + bound.toString());
   for (int d = 0; d < index.rank(); ++d) {
@@ -147,17 +147,19 @@ Status registerDataPrims(ir::OpRegistry& reg) {
                           "a copy of a where out[i with dim := index[i]] is src[i] combined by reduce (none: the "
                           "last write wins, unspecified for duplicate indices; sum, prod, amax, amin)"));
   const char* gen = "prim.generator";
-  RETURN_IF_ERROR(reg.add("prims.iota(SymInt length, *, SymInt start=0, SymInt step=1, ScalarType dtype=i64) -> "
-                          "Tensor",
-                          inferIota, gen, "[start, start + step, ...] of `length` integers"));
+  RETURN_IF_ERROR(
+      reg.add("prims.iota(SymInt length, *, SymInt start=0, SymInt step=1, ScalarType dtype=i64) -> "
+              "Tensor",
+              inferIota, gen, "[start, start + step, ...] of `length` integers"));
   RETURN_IF_ERROR(reg.add("prims.full(SymInt[] shape, Scalar value, *, ScalarType dtype) -> Tensor", inferFull, gen,
                           "a tensor filled with value converted to dtype"));
-  RETURN_IF_ERROR(reg.add("prims.rand(SymInt[] shape, *, int seed, SymInt offset=0, ScalarType dtype=f32) -> "
-                          "Tensor",
-                          inferRand, gen,
-                          "uniform [0, 1): element at row-major position i is (splitmix64(splitmix64(seed) + offset "
-                          "+ i) >> (64 - p)) * 2^-p for the dtype's p precision bits (53, 24, 11, 8): exact in "
-                          "dtype and counter-based, so every backend reproduces it bit for bit"));
+  RETURN_IF_ERROR(
+      reg.add("prims.rand(SymInt[] shape, *, int seed, SymInt offset=0, ScalarType dtype=f32) -> "
+              "Tensor",
+              inferRand, gen,
+              "uniform [0, 1): element at row-major position i is (splitmix64(splitmix64(seed) + offset "
+              "+ i) >> (64 - p)) * 2^-p for the dtype's p precision bits (53, 24, 11, 8): exact in "
+              "dtype and counter-based, so every backend reproduces it bit for bit"));
   return Status::ok();
 }
 

@@ -43,8 +43,9 @@ ir::InferFn scalarInfer(const ScalarOpInfo& info) {
     const TensorType& a = *ctx.input(0);
     for (const TensorType* t : ctx.inputs()) {
       if (t->dtype != a.dtype)
-        return ctx.error("operands must have the same dtype (prims do not promote; use prims.convert_element_type), got " +
-                         a.toString() + " and " + t->toString());
+        return ctx.error(
+            "operands must have the same dtype (prims do not promote; use prims.convert_element_type), got " +
+            a.toString() + " and " + t->toString());
     }
     if (!acceptsDType(info, a.dtype))
       return ctx.error("does not accept dtype " + std::string(ir::dtypeName(a.dtype)) + " (" + info.doc + ")");
@@ -63,14 +64,16 @@ Types inferWhere(const InferContext& ctx) {
   return std::vector<TensorType>{like(a, a.dtype)};
 }
 
-Types inferConvert(const InferContext& ctx) { return std::vector<TensorType>{like(*ctx.input(0), ctx.getDType("dtype"))}; }
+Types inferConvert(const InferContext& ctx) {
+  return std::vector<TensorType>{like(*ctx.input(0), ctx.getDType("dtype"))};
+}
 
 }  // namespace
 
 Status registerElementwisePrims(ir::OpRegistry& reg) {
   for (const ScalarOpInfo& info : allScalarOps()) {
-    std::string schema = std::string("prims.") + info.name + (info.arity == 1 ? "(Tensor a)" : "(Tensor a, Tensor b)") +
-                         " -> Tensor";
+    std::string schema =
+        std::string("prims.") + info.name + (info.arity == 1 ? "(Tensor a)" : "(Tensor a, Tensor b)") + " -> Tensor";
     RETURN_IF_ERROR(reg.add(schema, scalarInfer(info), "prim.elementwise", info.doc));
   }
   RETURN_IF_ERROR(reg.add("prims.where(Tensor pred, Tensor a, Tensor b) -> Tensor", inferWhere, "prim.elementwise",

@@ -51,7 +51,8 @@ Types inferSdpa(const InferContext& ctx) {
                      ", " + v.toString());
   const size_t r = q.shape.size();
   for (size_t d = 0; d + 2 < r; ++d) {
-    RETURN_IF_ERROR(requireEqualDim(ctx, q.shape[d], k.shape[d], "batch dim " + std::to_string(d) + " of query and key"));
+    RETURN_IF_ERROR(
+        requireEqualDim(ctx, q.shape[d], k.shape[d], "batch dim " + std::to_string(d) + " of query and key"));
     RETURN_IF_ERROR(
         requireEqualDim(ctx, q.shape[d], v.shape[d], "batch dim " + std::to_string(d) + " of query and value"));
   }
@@ -85,17 +86,19 @@ Status registerLibraryPrims(ir::OpRegistry& reg) {
   RETURN_IF_ERROR(reg.add("prims.matmul(Tensor a, Tensor b) -> Tensor", inferMatmul, lib,
                           "batched matrix product [..., M, K] x [..., K, N] -> [..., M, N] (equal batch dims; "
                           "transposes are strided views); f16/bf16 accumulate in at least f32"));
-  RETURN_IF_ERROR(reg.add("prims.convolution(Tensor input, Tensor weight, int[] stride, SymInt[] padding, int[] "
-                          "dilation, bool transposed, SymInt[] output_padding, int groups) -> Tensor",
-                          ops::nn::inferConvolution, lib,
-                          "N-d (1-3 spatial dims) convolution or transposed convolution with groups, as "
-                          "aten.convolution without bias (bias is an epilogue add)"));
-  RETURN_IF_ERROR(reg.add("prims.sdpa(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, *, float "
-                          "dropout_p=0.0, bool is_causal=False, float? scale=None, int seed=0) -> (Tensor, Tensor)",
-                          inferSdpa, lib,
-                          "softmax(scale * q k^T + mask) v with its row logsumexp; bool mask true = attend; causal "
-                          "is top-left aligned; fully masked rows give 0 (lse 0); dropout keeps weight (i, j) iff "
-                          "rand(seed) at its row-major position in [..., L, S] is < 1 - p, scaled by 1 / (1 - p)"));
+  RETURN_IF_ERROR(
+      reg.add("prims.convolution(Tensor input, Tensor weight, int[] stride, SymInt[] padding, int[] "
+              "dilation, bool transposed, SymInt[] output_padding, int groups) -> Tensor",
+              ops::nn::inferConvolution, lib,
+              "N-d (1-3 spatial dims) convolution or transposed convolution with groups, as "
+              "aten.convolution without bias (bias is an epilogue add)"));
+  RETURN_IF_ERROR(
+      reg.add("prims.sdpa(Tensor query, Tensor key, Tensor value, Tensor? attn_mask=None, *, float "
+              "dropout_p=0.0, bool is_causal=False, float? scale=None, int seed=0) -> (Tensor, Tensor)",
+              inferSdpa, lib,
+              "softmax(scale * q k^T + mask) v with its row logsumexp; bool mask true = attend; causal "
+              "is top-left aligned; fully masked rows give 0 (lse 0); dropout keeps weight (i, j) iff "
+              "rand(seed) at its row-major position in [..., L, S] is < 1 - p, scaled by 1 / (1 - p)"));
   return Status::ok();
 }
 

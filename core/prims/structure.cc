@@ -153,7 +153,8 @@ Types inferAsStrided(const InferContext& ctx) {
     last = last + (size[d] - 1) * stride[d];
   }
   RETURN_IF_ERROR(detail::checkNonNegative(ctx, offset, "storage_offset"));
-  if (detail::provedGE(last, a.numel(), ctx.assumptions()) && !detail::provedEQ(ir::numelOf(size), 0, ctx.assumptions()))
+  if (detail::provedGE(last, a.numel(), ctx.assumptions()) &&
+      !detail::provedEQ(ir::numelOf(size), 0, ctx.assumptions()))
     return ctx.error("the view reaches element " + last.toString() + " of a tensor with " + a.numel().toString() +
                      " elements");
   return one(a.dtype, size);
@@ -169,26 +170,29 @@ Status registerStructurePrims(ir::OpRegistry& reg) {
                           "input dims and output dims not listed repeat the data"));
   RETURN_IF_ERROR(reg.add("prims.reshape(Tensor a, SymInt[] shape) -> Tensor", inferReshape, cat,
                           "the same elements in row-major order under a new shape (equal numel, no -1)"));
-  RETURN_IF_ERROR(reg.add("prims.permute(Tensor a, int[] dims) -> Tensor", inferPermute, cat,
-                          "output dim i is input dim dims[i]"));
-  RETURN_IF_ERROR(reg.add("prims.slice(Tensor a, SymInt[] start_indices, SymInt[] limit_indices, int[] strides=[]) "
-                          "-> Tensor",
-                          inferSlice, cat,
-                          "elements start, start+stride, ... below limit in every dim (0 <= start <= limit <= size, "
-                          "stride >= 1; [] strides = all 1)"));
+  RETURN_IF_ERROR(
+      reg.add("prims.permute(Tensor a, int[] dims) -> Tensor", inferPermute, cat, "output dim i is input dim dims[i]"));
+  RETURN_IF_ERROR(
+      reg.add("prims.slice(Tensor a, SymInt[] start_indices, SymInt[] limit_indices, int[] strides=[]) "
+              "-> Tensor",
+              inferSlice, cat,
+              "elements start, start+stride, ... below limit in every dim (0 <= start <= limit <= size, "
+              "stride >= 1; [] strides = all 1)"));
   RETURN_IF_ERROR(reg.add("prims.rev(Tensor a, int[] dims) -> Tensor", inferRev, cat, "reverses the listed dims"));
-  RETURN_IF_ERROR(reg.add("prims.pad(Tensor a, Scalar padding_value, SymInt[] low, SymInt[] high, int[] interior=[]) "
-                          "-> Tensor",
-                          inferPad, cat,
-                          "low/high elements of padding_value before/after each dim and interior ones between "
-                          "elements (all >= 0; crop with prims.slice)"));
+  RETURN_IF_ERROR(
+      reg.add("prims.pad(Tensor a, Scalar padding_value, SymInt[] low, SymInt[] high, int[] interior=[]) "
+              "-> Tensor",
+              inferPad, cat,
+              "low/high elements of padding_value before/after each dim and interior ones between "
+              "elements (all >= 0; crop with prims.slice)"));
   RETURN_IF_ERROR(reg.add("prims.concat(Tensor[] tensors, int dim) -> Tensor", inferConcat, cat,
                           "joins tensors of one dtype and rank along dim"));
-  RETURN_IF_ERROR(reg.add("prims.as_strided(Tensor a, SymInt[] size, SymInt[] stride, SymInt storage_offset=0) -> "
-                          "Tensor",
-                          inferAsStrided, cat,
-                          "a view of a's row-major elements: out[i] = a.flat[storage_offset + sum(i_d * stride_d)] "
-                          "(windows for pooling; every element read must exist)"));
+  RETURN_IF_ERROR(
+      reg.add("prims.as_strided(Tensor a, SymInt[] size, SymInt[] stride, SymInt storage_offset=0) -> "
+              "Tensor",
+              inferAsStrided, cat,
+              "a view of a's row-major elements: out[i] = a.flat[storage_offset + sum(i_d * stride_d)] "
+              "(windows for pooling; every element read must exist)"));
   return Status::ok();
 }
 

@@ -71,8 +71,7 @@ std::vector<SymExpr> pointIndex(const Shape& shape, const Shape& grid) {
 std::vector<SymExpr> loopIndex(const std::vector<bool>& reduced) {
   std::vector<SymExpr> idx;
   size_t gi = 0, ri = 0;
-  for (bool red : reduced)
-    idx.push_back(SymExpr::symbol(red ? kernel::loopVar(ri++) : kernel::gridVar(gi++)));
+  for (bool red : reduced) idx.push_back(SymExpr::symbol(red ? kernel::loopVar(ri++) : kernel::gridVar(gi++)));
   return idx;
 }
 
@@ -160,8 +159,8 @@ class GroupGen {
   int bufferArg(int m, bool write) {
     const Root& r = st_.roots[static_cast<size_t>(m)];
     const int buffer = final_ ? r.buffer : -2 - m;
-    const std::string name = final_ && r.buffer >= 0 ? st_.program.buffers[static_cast<size_t>(r.buffer)].name
-                                                      : "r" + std::to_string(m);
+    const std::string name =
+        final_ && r.buffer >= 0 ? st_.program.buffers[static_cast<size_t>(r.buffer)].name : "r" + std::to_string(m);
     return kb_->arg(buffer, name, r.value->type().dtype, !write, write);
   }
 
@@ -173,14 +172,14 @@ class GroupGen {
   StatusOr<std::optional<int>> resolve(const ir::Value* v, const std::vector<SymExpr>* multi, const SymExpr& lin,
                                        int mask) {
     if (!v->producer()) {  // a graph input
-      if (!final_) return std::optional<int>(kb_->load(kb_->arg(-100000 - inputIndex(v), v->name(), v->type().dtype,
-                                                                true, false),
-                                                       lin, mask));
+      if (!final_)
+        return std::optional<int>(
+            kb_->load(kb_->arg(-100000 - inputIndex(v), v->name(), v->type().dtype, true, false), lin, mask));
       const int buffer = st_.inputBuffer.at(v);
-      const int arg = kb_->arg(buffer, st_.program.buffers[static_cast<size_t>(buffer)].name, v->type().dtype, true, false);
+      const int arg =
+          kb_->arg(buffer, st_.program.buffers[static_cast<size_t>(buffer)].name, v->type().dtype, true, false);
       SymExpr offset = lin;
-      if (v->type().strides)
-        offset = dot(multi ? *multi : delinearize(lin, v->type().shape), *v->type().strides);
+      if (v->type().strides) offset = dot(multi ? *multi : delinearize(lin, v->type().shape), *v->type().strides);
       return std::optional<int>(kb_->load(arg, offset, mask));
     }
     auto it = st_.rootOf.find(v);
@@ -199,8 +198,7 @@ class GroupGen {
       code_.readsMember = true;
       return std::optional<int>(c->second);
     }
-    if (r.group < 0 || r.group >= gi_)
-      return failedPrecondition(v->ref() + " is computed by a later kernel");
+    if (r.group < 0 || r.group >= gi_) return failedPrecondition(v->ref() + " is computed by a later kernel");
     code_.externalRoots.insert(m);
     return std::optional<int>(kb_->load(bufferArg(m, false), lin, mask));
   }
@@ -248,7 +246,8 @@ StatusOr<std::vector<GroupCode>> generateScatter(State& st, int gi) {
                           int mask) -> StatusOr<std::optional<int>> {
       if (!v->producer()) {
         const int buffer = st.inputBuffer.at(v);
-        const int arg = kb.arg(buffer, st.program.buffers[static_cast<size_t>(buffer)].name, v->type().dtype, true, false);
+        const int arg =
+            kb.arg(buffer, st.program.buffers[static_cast<size_t>(buffer)].name, v->type().dtype, true, false);
         SymExpr offset = lin;
         if (v->type().strides) offset = dot(multi ? *multi : delinearize(lin, v->type().shape), *v->type().strides);
         return std::optional<int>(kb.load(arg, offset, mask));
@@ -257,7 +256,8 @@ StatusOr<std::vector<GroupCode>> generateScatter(State& st, int gi) {
       if (it == st.rootOf.end()) return std::optional<int>();
       const Root& r = st.roots[static_cast<size_t>(it->second)];
       if (r.group >= gi || r.buffer < 0) return internalError(v->ref() + " has no buffer before the scatter");
-      const int arg = kb.arg(r.buffer, st.program.buffers[static_cast<size_t>(r.buffer)].name, v->type().dtype, true, false);
+      const int arg =
+          kb.arg(r.buffer, st.program.buffers[static_cast<size_t>(r.buffer)].name, v->type().dtype, true, false);
       return std::optional<int>(kb.load(arg, lin, mask));
     };
   };
@@ -310,7 +310,8 @@ bool domainAllows(const State& st, const Group& g, const Root& r, bool* asLoopMe
   if (r.kind == RootKind::kReduction) {
     ReductionDomain d = reductionDomain(*r.value->producer());
     if (g.kind == GroupKind::kReduction)
-      return caps.multiReduction && st.sameShape(d.full, g.full) && d.reduced == g.reduced && st.sameShape(d.grid, g.grid);
+      return caps.multiReduction && st.sameShape(d.full, g.full) && d.reduced == g.reduced &&
+             st.sameShape(d.grid, g.grid);
     if (g.kind == GroupKind::kPointwise) return caps.horizontal && st.sameShape(d.grid, g.grid);
     return false;
   }
@@ -388,7 +389,8 @@ Status formGroups(State& st) {
         auto code = generateGroup(st, static_cast<int>(gi), m, /*final=*/false);
         bool ok = code.isOk();
         if (ok) {
-          for (int ext : code->externalRoots) ok = ok && st.roots[static_cast<size_t>(ext)].group < static_cast<int>(gi);
+          for (int ext : code->externalRoots)
+            ok = ok && st.roots[static_cast<size_t>(ext)].group < static_cast<int>(gi);
           // Library epilogues and non-horizontal joins need a real producer-consumer edge.
           if (g.kind == GroupKind::kLibrary || (!caps.horizontal && g.kind == GroupKind::kPointwise))
             ok = ok && code->readsMember;

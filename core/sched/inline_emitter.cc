@@ -117,7 +117,8 @@ StatusOr<int> InlineEmitter::compute(const ir::Value* v, const std::vector<SymEx
     int x = kb_.index(a.getSym("start") + idx[0] * a.getSym("step"));
     return kb_.cast(x, v->type().dtype);
   }
-  if (p == "rand") return kb_.rand(a.getInt("seed"), a.getSym("offset") + linearize(idx, v->type().shape), v->type().dtype);
+  if (p == "rand")
+    return kb_.rand(a.getInt("seed"), a.getSym("offset") + linearize(idx, v->type().shape), v->type().dtype);
   if (p == "broadcast_in_dim") {
     const std::vector<int64_t> bd = a.getInts("broadcast_dimensions");
     const ir::Shape& in = ins[0]->type().shape;
@@ -161,7 +162,8 @@ StatusOr<int> InlineEmitter::compute(const ir::Value* v, const std::vector<SymEx
   }
   if (p == "pad") return pad(*n, idx, mask);
   if (p == "concat") return concat(*n, idx, mask);
-  return internalError(n->describe() + ": " + n->op() + " cannot be computed inline (the scheduler must make it a root)");
+  return internalError(n->describe() + ": " + n->op() +
+                       " cannot be computed inline (the scheduler must make it a root)");
 }
 
 StatusOr<int> InlineEmitter::pad(const ir::Node& n, const std::vector<SymExpr>& idx, int mask) {
@@ -185,8 +187,7 @@ StatusOr<int> InlineEmitter::pad(const ir::Node& n, const std::vector<SymExpr>& 
     const SymExpr extent = every == 1 ? inShape[d] : (inShape[d] - 1) * every + 1;
     ok = kb_.scalar(ScalarOp::kBitwiseAnd, ok, kb_.scalar(ScalarOp::kLt, pv, kb_.index(extent)));
     if (every > 1)
-      ok = kb_.scalar(ScalarOp::kBitwiseAnd, ok,
-                      kb_.scalar(ScalarOp::kEq, kb_.index(SymExpr::mod(p, every)), zero));
+      ok = kb_.scalar(ScalarOp::kBitwiseAnd, ok, kb_.scalar(ScalarOp::kEq, kb_.index(SymExpr::mod(p, every)), zero));
     valid = andMask(valid, ok);
   }
   if (valid < 0) return at(in, j, mask);

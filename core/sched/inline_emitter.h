@@ -18,9 +18,8 @@ namespace plugsdk::sched {
 /// Asked first for every value: a scalar id if the scheduler provides it (root or graph
 /// input), nullopt to compute it inline, or an error when it cannot be read here (a
 /// fusion conflict). `multi` is the multi-index when known, `linear` the row-major position.
-using RootResolver =
-    std::function<StatusOr<std::optional<int>>(const ir::Value* v, const std::vector<SymExpr>* multi,
-                                               const SymExpr& linear, int mask)>;
+using RootResolver = std::function<StatusOr<std::optional<int>>(const ir::Value* v, const std::vector<SymExpr>* multi,
+                                                                const SymExpr& linear, int mask)>;
 
 class InlineEmitter {
  public:

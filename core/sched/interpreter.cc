@@ -139,7 +139,8 @@ class Run {
       const Buffer& wb = p_.buffers[static_cast<size_t>(w)];
       for (const auto& [r, rw] : uses) {
         const Buffer& rb = p_.buffers[static_cast<size_t>(r)];
-        if (r == w || rw || wb.role != BufferRole::kTemp || rb.role != BufferRole::kTemp || wb.slot != rb.slot) continue;
+        if (r == w || rw || wb.role != BufferRole::kTemp || rb.role != BufferRole::kTemp || wb.slot != rb.slot)
+          continue;
         bool legal = false;
         if (s.kind == Step::Kind::kLaunch) {
           const auto& args = s.launch.args;

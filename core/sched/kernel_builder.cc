@@ -191,7 +191,8 @@ int KernelBuilder::rand(int64_t seed, const SymExpr& counter, DType dtype) {
   s.ivalue = seed;
   s.index = counter;
   s.dtype = dtype;
-  return add(std::move(s), "rand " + std::to_string(seed) + " " + counter.toString() + std::string(ir::dtypeName(dtype)));
+  return add(std::move(s),
+             "rand " + std::to_string(seed) + " " + counter.toString() + std::string(ir::dtypeName(dtype)));
 }
 
 void KernelBuilder::store(int arg, const SymExpr& index, int value, Combine combine) {

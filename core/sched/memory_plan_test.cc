@@ -83,7 +83,8 @@ TEST(MemoryPlan, PlannedProgramComputesTheSameNumbers) {
     for (int i = 0; i < 8; ++i)
       for (int j = 0; j < 8; ++j) {
         double s = 0;
-        for (int l = 0; l < 8; ++l) s += cur[static_cast<size_t>(i * 8 + l)] * w.doubles()[static_cast<size_t>(l * 8 + j)];
+        for (int l = 0; l < 8; ++l)
+          s += cur[static_cast<size_t>(i * 8 + l)] * w.doubles()[static_cast<size_t>(l * 8 + j)];
         next[static_cast<size_t>(i * 8 + j)] = s;
       }
     cur = next;

@@ -34,7 +34,9 @@ const char* roleName(BufferRole r) {
 
 std::string list(const Shape& s) { return ir::shapeToString(s); }
 
-std::string bufferRef(const Program& p, int b) { return b < 0 ? "%<acc>" : "%" + p.buffers[static_cast<size_t>(b)].name; }
+std::string bufferRef(const Program& p, int b) {
+  return b < 0 ? "%<acc>" : "%" + p.buffers[static_cast<size_t>(b)].name;
+}
 
 std::string viewText(const Program& p, const View& v) {
   std::string s = bufferRef(p, v.buffer) + list(v.shape);
@@ -47,7 +49,8 @@ std::string viewText(const Program& p, const View& v) {
 
 std::string printProgram(const Program& p) {
   std::string out = "program @" + p.name + "(";
-  for (size_t i = 0; i < p.inputs.size(); ++i) out += (i ? ", %" : "%") + p.inputs[i].name + ": " + p.inputs[i].type.toString();
+  for (size_t i = 0; i < p.inputs.size(); ++i)
+    out += (i ? ", %" : "%") + p.inputs[i].name + ": " + p.inputs[i].type.toString();
   out += ") -> (";
   for (size_t i = 0; i < p.outputs.size(); ++i)
     out += (i ? ", %" : "%") + p.buffers[static_cast<size_t>(p.outputs[i].buffer)].name + list(p.outputs[i].shape);
@@ -93,7 +96,8 @@ std::string printProgram(const Program& p) {
       }
       if (s.call.epilogue >= 0) {
         out += " epilogue @" + p.kernels[static_cast<size_t>(s.call.epilogue)].name + "(";
-        for (size_t i = 0; i < s.call.epilogueArgs.size(); ++i) out += (i ? ", " : "") + bufferRef(p, s.call.epilogueArgs[i]);
+        for (size_t i = 0; i < s.call.epilogueArgs.size(); ++i)
+          out += (i ? ", " : "") + bufferRef(p, s.call.epilogueArgs[i]);
         out += ")";
       }
     }

@@ -59,7 +59,7 @@ struct Step {
   enum class Kind { kLaunch, kCall } kind = Kind::kLaunch;
   Launch launch;
   LibraryCall call;
-  std::string origin;  ///< the prim values it stores or keeps ("%7, %9"), for dumps and errors
+  std::string origin;               ///< the prim values it stores or keeps ("%7, %9"), for dumps and errors
   std::vector<std::string> values;  ///< names of every prim value computed in it (fused ones included)
 };
 
@@ -82,7 +82,7 @@ struct Program {
   std::vector<ProgramOutput> outputs;
   std::vector<kernel::Kernel> kernels;
   std::vector<Step> steps;
-  SymExpr arenaBytes;  ///< the memory plan's arena size
+  SymExpr arenaBytes;                ///< the memory plan's arena size
   std::vector<std::string> symbols;  ///< size symbols, bound from input shapes at run time
 
   int numLaunches() const;

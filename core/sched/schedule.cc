@@ -24,8 +24,8 @@ bool isLibrary(const std::string& op) {
   return op == "prims.matmul" || op == "prims.convolution" || op == "prims.sdpa";
 }
 bool isReduction(const std::string& op) {
-  return op == "prims.sum" || op == "prims.prod" || op == "prims.amax" || op == "prims.amin" ||
-         op == "prims.argmax" || op == "prims.argmin";
+  return op == "prims.sum" || op == "prims.prod" || op == "prims.amax" || op == "prims.amin" || op == "prims.argmax" ||
+         op == "prims.argmin";
 }
 
 /// A strided view of `v` over the memory of a graph input or a root, when v is a chain of
@@ -99,7 +99,8 @@ std::optional<View> viewOf(const State& st, const ir::Value* v, const ir::Value*
 }
 
 /// Statements an inlined value costs each consumer (capped).
-int64_t inlineCost(const State& st, const ir::Value* v, std::unordered_map<const ir::Value*, int64_t>& memo, int64_t cap) {
+int64_t inlineCost(const State& st, const ir::Value* v, std::unordered_map<const ir::Value*, int64_t>& memo,
+                   int64_t cap) {
   if (!v->producer() || st.isRoot(v)) return 1;
   auto it = memo.find(v);
   if (it != memo.end()) return it->second;
@@ -212,13 +213,15 @@ Status assignBuffers(State& st) {
   for (const ir::Value* o : st.graph.outputs()) st.roots[static_cast<size_t>(st.rootOf.at(o))].needsBuffer = true;
   for (auto& r : st.roots) {
     if (r.loopMember || r.kind == RootKind::kScatter) r.needsBuffer = true;
-    if (r.kind == RootKind::kLibrary && st.groups[static_cast<size_t>(r.group)].members.size() == 1) r.needsBuffer = true;
+    if (r.kind == RootKind::kLibrary && st.groups[static_cast<size_t>(r.group)].members.size() == 1)
+      r.needsBuffer = true;
   }
   for (const auto& n : st.graph.nodes()) {
     if (isLibrary(n->op())) {
       for (const ir::Value* in : n->inputs()) {
         const ir::Value* base = nullptr;
-        if (in && viewOf(st, in, &base) && base->producer()) st.roots[static_cast<size_t>(st.rootOf.at(base))].needsBuffer = true;
+        if (in && viewOf(st, in, &base) && base->producer())
+          st.roots[static_cast<size_t>(st.rootOf.at(base))].needsBuffer = true;
       }
       if (n->outputs().size() > 1)
         for (const ir::Value* o : n->outputs()) st.roots[static_cast<size_t>(st.rootOf.at(o))].needsBuffer = true;
@@ -243,8 +246,9 @@ Status assignBuffers(State& st) {
     // read like SSA values in kernel text).
     const std::string& vn = r.value->name();
     const std::string name = std::isdigit(static_cast<unsigned char>(vn[0])) ? "t" + vn : vn;
-    r.buffer = it != outBuffer.end() ? it->second
-                                     : addBuffer(p, name, r.value->type().dtype, r.value->type().numel(), BufferRole::kTemp);
+    r.buffer = it != outBuffer.end()
+                   ? it->second
+                   : addBuffer(p, name, r.value->type().dtype, r.value->type().numel(), BufferRole::kTemp);
   }
   // A scatter whose input is a temporary read by nothing else updates it in place.
   for (Group& g : st.groups) {
@@ -269,7 +273,8 @@ Status assignBuffers(State& st) {
     p.inputs.push_back(ProgramInput{in->name(), st.inputBuffer.at(in), in->type()});
   }
   for (const ir::Value* o : st.graph.outputs())
-    p.outputs.push_back(ProgramOutput{o->name(), st.roots[static_cast<size_t>(st.rootOf.at(o))].buffer, o->type().shape});
+    p.outputs.push_back(
+        ProgramOutput{o->name(), st.roots[static_cast<size_t>(st.rootOf.at(o))].buffer, o->type().shape});
   return Status::ok();
 }
 
@@ -314,7 +319,8 @@ Status emitSteps(State& st) {
         const ir::Value* base = nullptr;
         auto view = viewOf(st, in, &base);
         if (!view) return internalError(in->ref() + " is not a view of memory (library operand)");
-        view->buffer = base->producer() ? st.roots[static_cast<size_t>(st.rootOf.at(base))].buffer : st.inputBuffer.at(base);
+        view->buffer =
+            base->producer() ? st.roots[static_cast<size_t>(st.rootOf.at(base))].buffer : st.inputBuffer.at(base);
         if (view->buffer < 0) return internalError(base->ref() + " has no buffer");
         s.call.inputs.push_back(*view);
       }

@@ -32,9 +32,9 @@ struct ScheduleOptions {
 
 /// Counts reported for a schedule (see docs/scheduling.md).
 struct ScheduleStats {
-  int primNodes = 0;        ///< nodes of the prim graph
-  int computeNodes = 0;     ///< prim nodes that are not pure views: the kernel count without fusion
-  int kernels = 0;          ///< kernels launched
+  int primNodes = 0;     ///< nodes of the prim graph
+  int computeNodes = 0;  ///< prim nodes that are not pure views: the kernel count without fusion
+  int kernels = 0;       ///< kernels launched
   int libraryCalls = 0;
   int tempBuffers = 0;
   SymExpr tempBytesUnplanned;  ///< every temporary in its own memory
