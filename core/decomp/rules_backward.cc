@@ -198,7 +198,7 @@ Result selectBackward(Emitter& e, const DecompCall& c) {
   const Shape sizes = c.getSyms("input_sizes");
   const int64_t dim = e.wrapDim(c.getInt("dim"), static_cast<int64_t>(sizes.size()));
   if (!e.ok()) return e.status();
-  const SymExpr size = sizes[static_cast<size_t>(dim)];
+  const SymExpr& size = sizes[static_cast<size_t>(dim)];
   SymExpr index = c.getSym("index");
   if (!e.provedGE(index, SymExpr(0))) {
     if (!e.provedGE(SymExpr(-1), index))
@@ -221,7 +221,7 @@ Result sliceBackward(Emitter& e, const DecompCall& c) {
   const int64_t dim = e.wrapDim(c.getInt("dim"), static_cast<int64_t>(sizes.size()));
   if (!e.ok()) return e.status();
   const auto d = static_cast<size_t>(dim);
-  const SymExpr size = sizes[d];
+  const SymExpr& size = sizes[d];
   const int64_t step = c.getSym("step").constant().value_or(1);
   const SymExpr len = e.shape(g)[d];
   if (len.constant() == 0) return one(e, e.full(sizes, zeroOf(e.dtype(g)), e.dtype(g)));

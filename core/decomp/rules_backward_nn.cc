@@ -189,7 +189,8 @@ Result convolutionBackward(Emitter& e, const DecompCall& c) {
   // grad_weight
   V small = transposed ? x : gy, big = transposed ? gy : x;
   const Shape bs = e.shape(big);
-  const SymExpr batch = xs[0], bigCG = SymExpr::floorDiv(bs[1], SymExpr(groups));
+  const SymExpr& batch = xs[0];
+  const SymExpr bigCG = SymExpr::floorDiv(bs[1], SymExpr(groups));
   std::vector<int64_t> swap01 = range(0, rank);
   std::swap(swap01[0], swap01[1]);
   V bigT;

@@ -114,7 +114,8 @@ Result linspace(Emitter& e, const DecompCall& c) {
                 {"dtype", Attribute::fromDType(DType::kI64)}});
   V lo = e.add(e.scalar(s, ct), e.mul(step, e.convert(i, ct)));
   V hi = e.sub(e.scalar(en, ct), e.mul(step, e.convert(rev, ct)));
-  V v = e.where(e.binary("lt", i, e.scalar(static_cast<double>(steps / 2), DType::kI64)), lo, hi);
+  const int64_t mid = steps / 2;  // the midpoint index where the reference switches formulas
+  V v = e.where(e.binary("lt", i, e.scalar(static_cast<double>(mid), DType::kI64)), lo, hi);
   return one(e, e.convert(v, dt));
 }
 

@@ -9,9 +9,9 @@
 // (each loop starts again at r0). Index expressions may also use size symbols and integer
 // SSA values (written %N), e.g. a gather's `load %x[%5*64+i1]`.
 //
-// It suits a CPU JIT (grid = parallel outer loops, the innermost dim vectorized), a GPU (grid
-// points -> program instances, loops -> block reductions) and SPIR-V alike. docs/kernel-ir.md
-// is the reference; the text form (kernel_text.h) parses back to an equal kernel.
+// It suits a CPU JIT (grid = parallel outer loops, the innermost dim vectorized) and GPUs
+// (grid points -> program instances, loops -> block or sub-group reductions) alike.
+// docs/kernel-ir.md is the reference; the text form (kernel_text.h) parses back to an equal kernel.
 #pragma once
 
 #include <cstdint>

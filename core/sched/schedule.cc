@@ -322,7 +322,7 @@ Status emitSteps(State& st) {
         view->buffer =
             base->producer() ? st.roots[static_cast<size_t>(st.rootOf.at(base))].buffer : st.inputBuffer.at(base);
         if (view->buffer < 0) return internalError(base->ref() + " has no buffer");
-        s.call.inputs.push_back(*view);
+        s.call.inputs.push_back(std::move(view));
       }
       const bool epilogue = g.members.size() > n.outputs().size();
       for (const ir::Value* o : n.outputs()) {
