@@ -76,6 +76,8 @@ class Case:
     skip_outputs: Sequence[int] = ()
     # Number of tensor outputs of the node (ops returning (Tensor, Tensor) or Tensor[]).
     num_outputs: int = 1
+    # Floating outputs must also match torch in the sign of every zero (and infinity).
+    signed_zeros: bool = False
 
     def name(self) -> str:
         return self.op + ("[" + self.id + "]" if self.id else "")

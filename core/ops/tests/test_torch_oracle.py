@@ -96,5 +96,8 @@ def test_op_matches_torch(case: Case, stage: str, tmp_path: pathlib.Path):
                                        err_msg=f"output {i} of\n{p1.stdout}")
             # NaN positions and signs of zeros/infs must match exactly.
             assert np.array_equal(np.isnan(got), np.isnan(want_np)), f"output {i}: NaN positions differ"
+            if case.signed_zeros:
+                num = ~np.isnan(got)
+                assert np.array_equal(np.signbit(got[num]), np.signbit(want_np[num])), f"output {i}: signs differ"
         else:
             np.testing.assert_array_equal(got, want_np, err_msg=f"output {i} of\n{p1.stdout}")
