@@ -81,9 +81,6 @@ Where the semantics differ from `torch.ops.prims` of the same name:
 
 - `sum` and `prod` reduce in the input dtype (integers wrap); torch's prims promote integers to int64.
 - `div`, `remainder` and `fmod` of `INT_MIN` by `-1` wrap (to `INT_MIN`, 0 and 0); torch raises SIGFPE.
-- `convert_element_type` from f64 to f16 / bf16 rounds once, to nearest even; torch rounds through
-  f32 first, so a value just above a halfway point can round down (`1 + 2^-11 + 2^-40` -> f16:
-  ours 1.0009765625, torch 1.0).
 - `iota` accepts step 0, and `full` converts any value by the cast rules (a float out of range
   becomes infinity, an integer wraps: 300 as i8 is 44); torch raises for both.
 - `rand` is our own counter-based generator (splitmix64), not torch's.

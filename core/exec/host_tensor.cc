@@ -102,8 +102,10 @@ double roundToFormat(double v, int mantBits, int minExp, int maxExp) {
 double roundToFloatType(double v, DType dtype) {
   switch (dtype) {
     case DType::kF32: return static_cast<double>(static_cast<float>(v));
-    case DType::kF16: return roundToFormat(v, 10, -14, 15);
-    case DType::kBF16: return roundToFormat(v, 7, -126, 127);
+    // As PyTorch's CPU casts: a double reaches f16 / bf16 through float, rounding twice
+    // (1 + 2^-11 + 2^-40 becomes 1.0 in f16, not 1.0009765625).
+    case DType::kF16: return roundToFormat(static_cast<double>(static_cast<float>(v)), 10, -14, 15);
+    case DType::kBF16: return roundToFormat(static_cast<double>(static_cast<float>(v)), 7, -126, 127);
     default: return v;
   }
 }

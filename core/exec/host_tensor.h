@@ -60,7 +60,8 @@ class HostTensor {
 };
 
 /// Rounds a double to the nearest value representable in `dtype` (f16, bf16, f32: round to
-/// nearest even; f64: unchanged). Used by casts (convert_element_type / _to_copy).
+/// nearest even; f16 and bf16 through f32 first, as PyTorch's CPU casts; f64: unchanged). Used
+/// by casts (convert_element_type / _to_copy).
 double roundToFloatType(double v, DType dtype);
 /// Wraps an integer to the width of an integral dtype (two's complement), bool -> 0/1.
 int64_t wrapToIntType(int64_t v, DType dtype);

@@ -259,6 +259,9 @@ class Runner {
         return Status::ok();
       }
       case StmtKind::kReduce: return internalError("reduce outside a loop");
+      case StmtKind::kCheck:
+        if (iv(s.operands[0]) == 0) return err(s.message);
+        return Status::ok();
       case StmtKind::kLoop: return loop(c);
     }
     return Status::ok();

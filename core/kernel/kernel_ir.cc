@@ -146,6 +146,10 @@ struct Verifier {
           if (s.operands.size() != 1) return err(where + ": reduce needs one operand");
           break;
         case StmtKind::kConst: break;
+        case StmtKind::kCheck:
+          if (s.operands.size() != 1 || types[static_cast<size_t>(s.operands[0])] != DType::kBool)
+            return err("check needs one bool operand");
+          continue;
         case StmtKind::kLoop: {
           if (depth > 0) return err("nested loops are not supported");
           std::vector<std::string> added;
@@ -206,6 +210,7 @@ bool stmtsEqual(const std::vector<Stmt>& a, const std::vector<Stmt>& b, std::str
     bool same = x.kind == y.kind && x.result == y.result && x.dtype == y.dtype && x.operands == y.operands &&
                 x.arg == y.arg && x.index == y.index && x.op == y.op && x.reduce == y.reduce &&
                 x.combine == y.combine && x.loopSizes == y.loopSizes && x.ivalue == y.ivalue &&
+                x.message == y.message &&
                 (x.fvalue == y.fvalue || (x.fvalue != x.fvalue && y.fvalue != y.fvalue));
     if (!same) {
       if (why) *why = "statement " + std::to_string(i) + " differs";

@@ -46,6 +46,7 @@ enum class StmtKind {
   kRand,    ///< %v = rand <seed>, <counter expr> : dtype (prims.rand's generator)
   kReduce,  ///< %v = reduce <op> %a : dtype -- only directly inside a loop; %v is visible after it
   kStore,   ///< store[.combine] %arg[index], %a
+  kCheck,   ///< check %c, "message": a run-time error (device assert) when %c is false
   kLoop,    ///< loop [sizes] { body }: a reduction loop over dims r0, r1, ...
 };
 
@@ -63,6 +64,7 @@ struct Stmt {
   int64_t ivalue = 0;  ///< kConst of an integral dtype; kRand seed
   std::vector<SymExpr> loopSizes;
   std::vector<Stmt> body;
+  std::string message;  ///< kCheck: what failed
 };
 
 /// A buffer argument: flat storage of one dtype. `accumulator` marks the library result an

@@ -56,6 +56,15 @@ void printBody(const Kernel& k, const std::vector<Stmt>& body, const std::string
                (s.combine == Combine::kNone ? std::string() : std::string(".") + combineName(s.combine)) + " %" +
                k.args[static_cast<size_t>(s.arg)].name + "[" + printIndex(s.index) + "], " + v(s.operands[0]) + "\n";
         break;
+      case StmtKind::kCheck: {
+        std::string m;
+        for (char ch : s.message) {
+          if (ch == '"' || ch == '\\') m += '\\';
+          m += ch;
+        }
+        out += pad + "check " + v(s.operands[0]) + ", \"" + m + "\"\n";
+        break;
+      }
       case StmtKind::kLoop: {
         out += pad + "loop [";
         for (size_t i = 0; i < s.loopSizes.size(); ++i) out += (i ? ", " : "") + printIndex(s.loopSizes[i]);
@@ -71,7 +80,7 @@ void printBody(const Kernel& k, const std::vector<Stmt>& body, const std::string
 // ---- parsing ---------------------------------------------------------------------------
 
 struct Tok {
-  enum Kind { kIdent, kValue, kNumber, kPunct, kEnd } kind = kEnd;
+  enum Kind { kIdent, kValue, kNumber, kString, kPunct, kEnd } kind = kEnd;
   std::string text;
   int line = 1, col = 1;
 };
@@ -86,6 +95,16 @@ class Lexer {
     t.col = col_;
     if (i_ >= s_.size()) return t;
     char c = s_[i_];
+    if (c == '"') {  // a string: backslash escapes the next character
+      advance();
+      t.kind = Tok::kString;
+      while (i_ < s_.size() && s_[i_] != '"') {
+        if (s_[i_] == '\\' && i_ + 1 < s_.size()) advance();
+        t.text += take();
+      }
+      if (i_ < s_.size()) advance();
+      return t;
+    }
     if (c == '%' && i_ + 1 < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[i_ + 1])) || s_[i_ + 1] == '_')) {
       advance();
       t.kind = Tok::kValue;
@@ -208,6 +227,16 @@ class Parser {
       ASSIGN_OR_RETURN(s.loopSizes, sizeList());
       RETURN_IF_ERROR(expect("{"));
       ASSIGN_OR_RETURN(s.body, body());
+      return s;
+    }
+    if (tok_.kind == Tok::kIdent && tok_.text == "check") {
+      bump();
+      s.kind = StmtKind::kCheck;
+      ASSIGN_OR_RETURN(s.operands, valueList(1));
+      RETURN_IF_ERROR(expect(","));
+      if (tok_.kind != Tok::kString) return error("expected a quoted message");
+      s.message = tok_.text;
+      bump();
       return s;
     }
     if (tok_.kind == Tok::kIdent && (tok_.text == "store" || tok_.text.rfind("store.", 0) == 0)) {

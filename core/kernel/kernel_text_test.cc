@@ -56,6 +56,7 @@ TEST(KernelText, EveryStatementKindRoundTrips) {
   %12 = add %8, %11 : f64
   store.sum %b[%0], %12
   store %b[(i0+1)//2], %9
+  check %7, "a \"quoted\" message"
 }
 )";
   auto k = parseKernel(text);

@@ -205,6 +205,21 @@ void KernelBuilder::store(int arg, const SymExpr& index, int value, Combine comb
   current().push_back(std::move(s));
 }
 
+void KernelBuilder::check(int cond, std::string message) {
+  Stmt s;
+  s.kind = StmtKind::kCheck;
+  s.operands = {cond};
+  s.message = std::move(message);
+  current().push_back(std::move(s));
+}
+
+void KernelBuilder::checkIndex(int index, const SymExpr& size, const std::string& what) {
+  const int zero = constantInt(0, DType::kI64);
+  const int ok = scalar(prims::ScalarOp::kBitwiseAnd, scalar(prims::ScalarOp::kGe, index, zero),
+                        scalar(prims::ScalarOp::kLt, index, this->index(size)));
+  check(ok, what + " is out of range [0, " + size.toString() + ")");
+}
+
 void KernelBuilder::beginLoop(std::vector<SymExpr> sizes) {
   loopHolder_.clear();
   Stmt s;

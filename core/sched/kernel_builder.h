@@ -35,6 +35,10 @@ class KernelBuilder {
   int cast(int a, DType dtype);
   int rand(int64_t seed, const SymExpr& counter, DType dtype);
   void store(int arg, const SymExpr& index, int value, kernel::Combine combine = kernel::Combine::kNone);
+  /// A run-time check: the kernel fails with `message` where `cond` is false.
+  void check(int cond, std::string message);
+  /// Checks 0 <= index < size for an integer value (a gather or scatter index).
+  void checkIndex(int index, const SymExpr& size, const std::string& what);
 
   /// Opens a reduction loop over `sizes` (variables r0, r1, ...); reduce() is only valid inside.
   void beginLoop(std::vector<SymExpr> sizes);
