@@ -210,8 +210,7 @@ bool stmtsEqual(const std::vector<Stmt>& a, const std::vector<Stmt>& b, std::str
     bool same = x.kind == y.kind && x.result == y.result && x.dtype == y.dtype && x.operands == y.operands &&
                 x.arg == y.arg && x.index == y.index && x.op == y.op && x.reduce == y.reduce &&
                 x.combine == y.combine && x.loopSizes == y.loopSizes && x.ivalue == y.ivalue &&
-                x.message == y.message &&
-                (x.fvalue == y.fvalue || (x.fvalue != x.fvalue && y.fvalue != y.fvalue));
+                x.message == y.message && (x.fvalue == y.fvalue || (x.fvalue != x.fvalue && y.fvalue != y.fvalue));
     if (!same) {
       if (why) *why = "statement " + std::to_string(i) + " differs";
       return false;

@@ -81,7 +81,8 @@ Status registerElementwisePrims(ir::OpRegistry& reg) {
                           "operand does not propagate"));
   RETURN_IF_ERROR(reg.add("prims.convert_element_type(Tensor a, ScalarType dtype) -> Tensor", inferConvert,
                           "prim.elementwise",
-                          "cast: floats round to nearest even (f64 -> f16/bf16 through f32, as PyTorch); float -> int truncates toward zero (NaN and out of "
+                          "cast: floats round to nearest even (f64 -> f16/bf16 through f32, as PyTorch); float -> int "
+                          "truncates toward zero (NaN and out of "
                           "range as PyTorch's CPU cast); int -> int wraps; -> bool is a != 0"));
   return Status::ok();
 }

@@ -279,7 +279,8 @@ StatusOr<std::vector<GroupCode>> generateScatter(State& st, int gi) {
   const auto idx = gridIndex(index->type().shape.size());
   ASSIGN_OR_RETURN(int k, em.at(index, idx));
   k = kb.cast(k, DType::kI64);
-  kb.checkIndex(k, a->type().shape[dim], "scatter " + n.outputs()[0]->ref() + ": an index along dim " + std::to_string(dim));
+  kb.checkIndex(k, a->type().shape[dim],
+                "scatter " + n.outputs()[0]->ref() + ": an index along dim " + std::to_string(dim));
   ASSIGN_OR_RETURN(int v, em.at(src, idx));
   std::vector<SymExpr> target = idx;
   target[dim] = kernel::valueRef(k);

@@ -287,22 +287,25 @@ View contiguousView(int buffer, const Shape& shape) {
   return v;
 }
 
+/// Appends a group's kernel and a step launching it.
+void pushLaunch(Program& p, GroupCode c) {
+  Step s;
+  s.kind = Step::Kind::kLaunch;
+  s.launch.kernel = static_cast<int>(p.kernels.size());
+  s.launch.args = std::move(c.argBuffers);
+  s.origin = std::move(c.origin);
+  s.values = std::move(c.values);
+  p.kernels.push_back(std::move(*c.kernel));
+  p.steps.push_back(std::move(s));
+}
+
 Status emitSteps(State& st) {
   Program& p = st.program;
   for (size_t gi = 0; gi < st.groups.size(); ++gi) {
     const Group& g = st.groups[gi];
     if (g.kind == GroupKind::kScatter) {
       ASSIGN_OR_RETURN(auto codes, generateScatter(st, static_cast<int>(gi)));
-      for (GroupCode& c : codes) {
-        Step s;
-        s.kind = Step::Kind::kLaunch;
-        s.launch.kernel = static_cast<int>(p.kernels.size());
-        s.launch.args = c.argBuffers;
-        s.origin = c.origin;
-        s.values = c.values;
-        p.kernels.push_back(std::move(*c.kernel));
-        p.steps.push_back(std::move(s));
-      }
+      for (GroupCode& c : codes) pushLaunch(p, std::move(c));
       continue;
     }
     if (g.kind == GroupKind::kLibrary) {
@@ -347,14 +350,7 @@ Status emitSteps(State& st) {
       continue;
     }
     ASSIGN_OR_RETURN(GroupCode c, generateGroup(st, static_cast<int>(gi), -1, true));
-    Step s;
-    s.kind = Step::Kind::kLaunch;
-    s.launch.kernel = static_cast<int>(p.kernels.size());
-    s.launch.args = c.argBuffers;
-    s.origin = c.origin;
-    s.values = c.values;
-    p.kernels.push_back(std::move(*c.kernel));
-    p.steps.push_back(std::move(s));
+    pushLaunch(p, std::move(c));
   }
   for (const kernel::Kernel& k : p.kernels) {
     Status v = kernel::verifyKernel(k);
