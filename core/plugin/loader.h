@@ -1,0 +1,60 @@
+// The plugin loader: finds backend plugins by name on a search path, loads them, negotiates
+// the ABI version and validates the function table. Every failure -- a missing file or
+// entry symbol, a refusal, a major version it does not speak, a table too small or with
+// missing functions, a crash during load -- is an error naming the plugin file and the
+// cause; the core keeps working with its other backends.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/support/status.h"
+#include "plugsdk/plugsdk.h"
+
+namespace plugsdk::plugin {
+
+/// A loaded plugin: its library stays loaded while this object lives.
+class Plugin {
+ public:
+  ~Plugin();
+  Plugin(const Plugin&) = delete;
+  Plugin& operator=(const Plugin&) = delete;
+
+  const std::string& path() const { return path_; }
+  const plugsdk_api_t& api() const { return *api_; }
+  uint32_t abiMajor() const { return api_->abi_major; }
+  uint32_t abiMinor() const { return api_->abi_minor; }
+  std::string name() const;
+  /// Converts a plugin error (and destroys it) into a Status naming the plugin and call.
+  Status check(plugsdk_error_t* err, const std::string& call) const;
+
+ private:
+  friend class Loader;
+  Plugin() = default;
+  std::string path_;
+  void* handle_ = nullptr;
+  const plugsdk_api_t* api_ = nullptr;
+};
+
+class Loader {
+ public:
+  /// Directories searched in order for lib<plugsdk_NAME>.so.
+  explicit Loader(std::vector<std::string> searchPath) : searchPath_(std::move(searchPath)) {}
+  /// PLUGSDK_PLUGIN_PATH (colon-separated), then the install directory.
+  static std::vector<std::string> defaultSearchPath();
+
+  /// The file for `name` ("null" -> <dir>/libplugsdk_null.so); a name containing '/' is a path.
+  StatusOr<std::string> find(const std::string& name) const;
+  /// Loads and validates. `probe` first loads the plugin in a child process, so that a
+  /// plugin that crashes while loading is reported instead of taking the core down.
+  StatusOr<std::shared_ptr<Plugin>> load(const std::string& name, bool probe = true) const;
+  /// Plugin names found on the search path.
+  std::vector<std::string> available() const;
+  const std::vector<std::string>& searchPath() const { return searchPath_; }
+
+ private:
+  std::vector<std::string> searchPath_;
+};
+
+}  // namespace plugsdk::plugin
