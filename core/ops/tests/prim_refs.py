@@ -1,7 +1,6 @@
 """Reference implementations for the prim oracle cases where torch has no op with the same
 semantics: our counter-based generator (splitmix64, core/prims/scalar_ops.cc), pad with
-interior padding, a float64 attention, exact two's complement integer arithmetic, and casts
-that round once (torch rounds float64 -> float16 / bfloat16 through float32, twice)."""
+interior padding, a float64 attention and exact two's complement integer arithmetic."""
 from __future__ import annotations
 
 import math
@@ -66,26 +65,6 @@ def trunc_div(a: int, b: int) -> int:
 
 def c_fmod(a: int, b: int) -> int:
     return a - trunc_div(a, b) * b
-
-
-def round_bf16(x: torch.Tensor) -> torch.Tensor:
-    """float64 -> bfloat16 rounded once, to nearest even (bf16 has the exponent range of f32)."""
-    out = []
-    for v in x.double().flatten().tolist():
-        if math.isnan(v) or math.isinf(v) or v == 0.0:
-            out.append(v)
-            continue
-        _, e = math.frexp(v)
-        quantum = math.ldexp(1.0, max(e - 1, -126) - 7)
-        r = round(v / quantum) * quantum  # Python's round is half to even; v / quantum is exact
-        out.append(math.copysign(math.inf, v) if abs(r) > (2 - 2 ** -7) * 2.0 ** 127 else r)
-    return torch.tensor(out, dtype=torch.float64).reshape(x.shape).to(torch.bfloat16)
-
-
-def round_f16(x: torch.Tensor) -> torch.Tensor:
-    """float64 -> float16 rounded once (numpy converts directly, torch through float32)."""
-    with np.errstate(over="ignore"):  # overflow to inf is the expected result
-        return torch.from_numpy(x.double().numpy().astype(np.float16))
 
 
 def pad(a: torch.Tensor, value, low, high, interior) -> torch.Tensor:
