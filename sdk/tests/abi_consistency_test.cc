@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/ir/dtype.h"
+#include "core/kernel/kernel_ir.h"
 #include "core/prims/scalar_ops.h"
 #include "core/support/status.h"
 #include "plugsdk/plugsdk.h"
@@ -47,6 +48,22 @@ TEST(AbiConsistency, ElementwiseOpsInTheCoreOrder) {
   EXPECT_STREQ(ops[PLUGSDK_OP_MINIMUM].name, "minimum");
   EXPECT_STREQ(ops[PLUGSDK_OP_GE].name, "ge");
   EXPECT_STREQ(ops[PLUGSDK_OP_BITWISE_NOT].name, "bitwise_not");
+}
+
+TEST(AbiConsistency, ReduceAndCombineOps) {
+  using plugsdk::kernel::Combine;
+  using plugsdk::kernel::ReduceOp;
+  EXPECT_EQ(PLUGSDK_REDUCE_SUM, static_cast<int>(ReduceOp::kSum));
+  EXPECT_EQ(PLUGSDK_REDUCE_PROD, static_cast<int>(ReduceOp::kProd));
+  EXPECT_EQ(PLUGSDK_REDUCE_MAX, static_cast<int>(ReduceOp::kMax));
+  EXPECT_EQ(PLUGSDK_REDUCE_MIN, static_cast<int>(ReduceOp::kMin));
+  EXPECT_EQ(PLUGSDK_REDUCE_ARGMAX, static_cast<int>(ReduceOp::kArgMax));
+  EXPECT_EQ(PLUGSDK_REDUCE_ARGMIN, static_cast<int>(ReduceOp::kArgMin));
+  EXPECT_EQ(PLUGSDK_COMBINE_NONE, static_cast<int>(Combine::kNone));
+  EXPECT_EQ(PLUGSDK_COMBINE_SUM, static_cast<int>(Combine::kSum));
+  EXPECT_EQ(PLUGSDK_COMBINE_PROD, static_cast<int>(Combine::kProd));
+  EXPECT_EQ(PLUGSDK_COMBINE_MAX, static_cast<int>(Combine::kMax));
+  EXPECT_EQ(PLUGSDK_COMBINE_MIN, static_cast<int>(Combine::kMin));
 }
 
 }  // namespace
