@@ -17,6 +17,7 @@
 #include "core/exec/npy.h"
 #include "core/exec/reference_executor.h"
 #include "core/ir/verifier.h"
+#include "core/plugin/loader.h"
 #include "core/sched/interpreter.h"
 #include "core/sched/schedule.h"
 #include "core/text/parser.h"
@@ -43,6 +44,8 @@ const char* kUsage =
     "      --quiet              do not print output values\n"
     "  ops [--tsv]            list the registered ops (name, family, reference kernel, schema)\n"
     "  decomps                list the ATen-level ops with decomposition rules (one per line)\n"
+    "  plugins                list the backend plugins on the search path (PLUGSDK_PLUGIN_PATH,\n"
+    "                         then the install dir): ABI version and devices, or why one fails to load\n"
     "  report FILE... [--sym NAME=VALUE]  per graph: prim nodes, kernels before/after fusion,\n"
     "                         temporary memory before/after planning, program vs reference error\n"
     "  --version\n";
@@ -294,6 +297,45 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   return 0;
 }
 
+/// Each plugin on the search path: loaded (ABI, devices) or the error; a bad plugin never stops the listing.
+int cmdPlugins() {
+  plugin::Loader loader(plugin::Loader::defaultSearchPath());
+  std::string path;
+  for (const std::string& d : loader.searchPath()) path += (path.empty() ? "" : ":") + d;
+  std::printf("search path: %s\n", path.c_str());
+  int rc = 0;
+  for (const std::string& name : loader.available()) {
+    auto p = loader.load(name);
+    if (!p.isOk()) {
+      std::printf("  %-12s FAILED: %s\n", name.c_str(), p.status().toString().c_str());
+      rc = 1;
+      continue;
+    }
+    const plugsdk_api_t& api = (*p)->api();
+    plugsdk_client_create_args_t c{};
+    c.struct_size = sizeof(c);
+    std::string devices;
+    Status s = (*p)->check(api.client_create(&c), "client_create");
+    if (s.isOk()) {
+      plugsdk_device_count_args_t d{};
+      d.struct_size = sizeof(d);
+      d.client = c.out_client;
+      s = (*p)->check(api.device_count(&d), "device_count");
+      if (s.isOk())
+        devices = std::to_string(d.out_count) + " device(s)" +
+                  (d.out_count == 0 && d.out_reason ? std::string(": ") + d.out_reason : std::string());
+      plugsdk_client_destroy_args_t x{};
+      x.struct_size = sizeof(x);
+      x.client = c.out_client;
+      if (Status ds = (*p)->check(api.client_destroy(&x), "client_destroy"); s.isOk()) s = ds;
+    }
+    if (!s.isOk()) devices = "error: " + s.message();
+    std::printf("  %-12s ABI %u.%u  %s  (%s)\n", (*p)->name().c_str(), (*p)->abiMajor(), (*p)->abiMinor(),
+                devices.c_str(), (*p)->path().c_str());
+  }
+  return rc;
+}
+
 int cmdOps(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std::string>& args) {
   bool tsv = !args.empty() && args[0] == "--tsv";
   if (!args.empty() && !tsv) return usageError("ops takes no argument but --tsv");
@@ -330,6 +372,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return cmdRun(ctx, args);
   if (cmd == "lower") return cmdLower(*ctx, args);
   if (cmd == "report") return cli::cmdReport(args);
+  if (cmd == "plugins") return cmdPlugins();
   if (cmd == "decomps") {
     for (const std::string& op : decomp::makeDefaultDecompositions().ops()) std::printf("%s\n", op.c_str());
     return 0;

@@ -68,7 +68,7 @@ StatusOr<const plugsdk_api_t*> openAndInit(const std::string& path, void** handl
   if (!sym) {
     dlclose(h);
     return invalidArgument("plugin " + path + " does not export " + PLUGSDK_ENTRY_SYMBOL +
-                           " (is it a plugsdk plugin? see docs/writing-a-backend.md)");
+                           " (is it a plugsdk plugin? see backends/null/README.md)");
   }
   plugsdk_init_args_t args{};
   args.struct_size = sizeof(args);
@@ -206,6 +206,7 @@ std::vector<std::string> Loader::available() const {
       }
     }
   }
+  std::sort(out.begin(), out.end());
   return out;
 }
 
