@@ -213,18 +213,6 @@ Result convolutionBackward(Emitter& e, const DecompCall& c) {
 
 // ---- pooling ------------------------------------------------------------------------------
 
-/// A 1- or 2-entry list attribute as (height, width); [] gives `fallback`.
-void readPair(const DecompCall& c, const std::string& name, int64_t out[2], const int64_t* fallback = nullptr) {
-  std::vector<int64_t> v = c.getInts(name);
-  if (v.empty()) {
-    out[0] = fallback ? fallback[0] : 1;
-    out[1] = fallback ? fallback[1] : 1;
-    return;
-  }
-  out[0] = v[0];
-  out[1] = v.back();
-}
-
 /// The planes of a pooling gradient: self [..., H, W] viewed as [P, H * W].
 struct Planes {
   Shape self;
@@ -281,10 +269,7 @@ V ramp(Emitter& e, const SymExpr& n, int64_t step, int64_t offset) {
 /// input itself.
 Result avgPool2dBackward(Emitter& e, const DecompCall& c) {
   V g = c.input(0), self = c.input(1);
-  int64_t k[2], s[2], pad[2];
-  readPair(c, "kernel_size", k);
-  readPair(c, "stride", s, k);
-  readPair(c, "padding", pad);
+  const auto k = c.getIntPair("kernel_size"), s = c.getIntPair("stride", k), pad = c.getIntPair("padding");
   const bool countIncludePad = c.getBool("count_include_pad");
   const DType dt = e.dtype(self);
   Planes p = planesOf(e, g, self);

@@ -202,18 +202,6 @@ StatusOr<Outputs> convolutionBackward(const RefKernelContext& ctx) {
 
 // ---- pooling -----------------------------------------------------------------------------
 
-/// A 1- or 2-entry list attribute as (height, width); [] gives `fallback`.
-void readPair(const RefKernelContext& ctx, const std::string& name, int64_t out[2], const int64_t* fallback = nullptr) {
-  std::vector<int64_t> v = ctx.getInts(name);
-  if (v.empty()) {
-    out[0] = fallback ? fallback[0] : 1;
-    out[1] = fallback ? fallback[1] : 1;
-    return;
-  }
-  out[0] = v[0];
-  out[1] = v.back();
-}
-
 /// Number of (H, W) planes and the plane sizes of self and grad_output (3-D or 4-D).
 struct Planes {
   int64_t count, ih, iw, oh, ow;
@@ -253,10 +241,7 @@ StatusOr<Outputs> maxPool2dBackward(const RefKernelContext& ctx) {
 StatusOr<Outputs> avgPool2dBackward(const RefKernelContext& ctx) {
   const HostTensor& g = *ctx.input(0);
   const HostTensor& self = *ctx.input(1);
-  int64_t k[2], s[2], pad[2];
-  readPair(ctx, "kernel_size", k);
-  readPair(ctx, "stride", s, k);
-  readPair(ctx, "padding", pad);
+  const auto k = ctx.getIntPair("kernel_size"), s = ctx.getIntPair("stride", k), pad = ctx.getIntPair("padding");
   bool countIncludePad = ctx.getBool("count_include_pad");
   bool hasDivisor = !ctx.isNone("divisor_override");
   int64_t divisor = hasDivisor ? ctx.getInt("divisor_override") : 0;

@@ -247,6 +247,11 @@ DType AttrReader::getDType(const std::string& name) const { return attr(name).as
 std::vector<int64_t> AttrReader::getInts(const std::string& name) const {
   return attr(name).asIntList().value_or(std::vector<int64_t>{});
 }
+std::array<int64_t, 2> AttrReader::getIntPair(const std::string& name, std::array<int64_t, 2> fallback) const {
+  const std::vector<int64_t> v = getInts(name);
+  if (v.empty()) return fallback;
+  return {v.front(), v.back()};
+}
 std::vector<SymExpr> AttrReader::getSyms(const std::string& name) const {
   return attr(name).asSymList().value_or(std::vector<SymExpr>{});
 }

@@ -3,6 +3,7 @@
 // The registry is an explicit object (see core/ir/context.h), never a global.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -73,6 +74,9 @@ class AttrReader {
   std::string getString(const std::string& name) const;
   DType getDType(const std::string& name) const;
   std::vector<int64_t> getInts(const std::string& name) const;  ///< static list (empty if symbolic)
+  /// A 1- or 2-entry int list as (height, width), [] giving `fallback` (2-d pooling
+  /// attributes; the op's inference has checked the length).
+  std::array<int64_t, 2> getIntPair(const std::string& name, std::array<int64_t, 2> fallback = {1, 1}) const;
   std::vector<SymExpr> getSyms(const std::string& name) const;
   bool isNone(const std::string& name) const { return attr(name).isNone(); }
   const OpSchema& schema() const { return schema_; }
