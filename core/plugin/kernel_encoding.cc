@@ -103,7 +103,7 @@ uint32_t opCode(const Stmt& s) {
 }
 
 Status encodeBody(const std::vector<Stmt>& body, IndexEncoder& ix, std::vector<plugsdk_stmt_t>& out,
-                  std::vector<std::string>& messages) {
+                  std::vector<std::string>& messages, std::vector<plugsdk_index_expr_t>& loopSizes) {
   for (const Stmt& s : body) {
     plugsdk_stmt_t e{};
     e.kind = abiKind(s.kind);
@@ -119,14 +119,12 @@ Status encodeBody(const std::vector<Stmt>& body, IndexEncoder& ix, std::vector<p
     e.ivalue = s.ivalue;
     if (s.kind == StmtKind::kCheck) messages.push_back(s.message);  // pointers fixed up later
     if (s.kind == StmtKind::kLoop) {
-      if (s.loopSizes.size() > 4)
-        return unimplemented("ABI 1.0 encodes reduction loops of rank <= 4, this one has " +
-                             std::to_string(s.loopSizes.size()));
       e.num_loop_sizes = static_cast<uint32_t>(s.loopSizes.size());
-      for (size_t i = 0; i < s.loopSizes.size(); ++i) e.loop_sizes[i] = ix.encode(s.loopSizes[i]);
+      // loop_sizes will point into `loopSizes` once it stops growing (encodeKernel)
+      for (const SymExpr& size : s.loopSizes) loopSizes.push_back(ix.encode(size));
       const size_t at = out.size();
       out.push_back(e);
-      RETURN_IF_ERROR(encodeBody(s.body, ix, out, messages));
+      RETURN_IF_ERROR(encodeBody(s.body, ix, out, messages, loopSizes));
       out[at].body_count = static_cast<uint32_t>(out.size() - at - 1);
       continue;
     }
@@ -204,7 +202,8 @@ StatusOr<std::vector<Stmt>> decodeBody(const plugsdk_kernel_t& k, const IndexDec
     s.ivalue = e.ivalue;
     if (s.kind == StmtKind::kCheck && e.message) s.message = e.message;
     if (s.kind == StmtKind::kLoop) {
-      if (e.num_loop_sizes > 4 || pos + e.body_count > end) return invalidArgument("bad loop encoding");
+      if (e.num_loop_sizes == 0 || !e.loop_sizes || pos + e.body_count > end)
+        return invalidArgument("bad loop encoding");
       for (uint32_t i = 0; i < e.num_loop_sizes; ++i) {
         ASSIGN_OR_RETURN(SymExpr size, ix.decode(e.loop_sizes[i]));
         s.loopSizes.push_back(size);
@@ -224,10 +223,16 @@ StatusOr<std::unique_ptr<EncodedKernel>> encodeKernel(const kernel::Kernel& k) {
   auto enc = std::unique_ptr<EncodedKernel>(new EncodedKernel());
   IndexEncoder ix(enc->insns_, enc->symbols_);
   for (const SymExpr& g : k.grid) enc->grid_.push_back(ix.encode(g));
-  RETURN_IF_ERROR(encodeBody(k.body, ix, enc->stmts_, enc->messages_));
+  RETURN_IF_ERROR(encodeBody(k.body, ix, enc->stmts_, enc->messages_, enc->loopSizes_));
   size_t mi = 0;
   for (plugsdk_stmt_t& s : enc->stmts_)
     if (s.kind == PLUGSDK_STMT_CHECK) s.message = enc->messages_[mi++].c_str();
+  size_t loopStart = 0;
+  for (plugsdk_stmt_t& s : enc->stmts_)
+    if (s.kind == PLUGSDK_STMT_LOOP) {
+      s.loop_sizes = enc->loopSizes_.data() + loopStart;
+      loopStart += s.num_loop_sizes;
+    }
   for (const kernel::Arg& a : k.args) enc->argNames_.push_back(a.name);
   for (size_t i = 0; i < k.args.size(); ++i) {
     const kernel::Arg& a = k.args[i];

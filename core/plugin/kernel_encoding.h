@@ -24,12 +24,12 @@ class EncodedKernel {
   std::vector<std::string> argNames_, symbols_, messages_;
   std::vector<const char*> symbolPtrs_;
   std::vector<plugsdk_kernel_arg_t> args_;
-  std::vector<plugsdk_index_expr_t> grid_;
+  std::vector<plugsdk_index_expr_t> grid_, loopSizes_;
   std::vector<plugsdk_stmt_t> stmts_;
   std::vector<plugsdk_index_insn_t> insns_;
 };
 
-/// Encodes a verified kernel. Fails for what ABI 1.0 cannot express (loops of rank > 4).
+/// Encodes a verified kernel.
 StatusOr<std::unique_ptr<EncodedKernel>> encodeKernel(const kernel::Kernel& k);
 /// Decodes (what a C++ plugin may use); validates sizes, ranges and the result's IR.
 StatusOr<kernel::Kernel> decodeKernel(const plugsdk_kernel_t& k);

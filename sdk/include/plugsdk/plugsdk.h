@@ -231,8 +231,8 @@ typedef struct plugsdk_stmt {
   int32_t operands[3];
   uint32_t body_count;        /* LOOP: statements that follow and form the body */
   plugsdk_index_expr_t index; /* LOAD / STORE / INDEX / RAND */
-  uint32_t num_loop_sizes;    /* LOOP */
-  plugsdk_index_expr_t loop_sizes[4];
+  uint32_t num_loop_sizes;    /* LOOP: its rank (loop variables r0 .. r<num_loop_sizes - 1>) */
+  const plugsdk_index_expr_t* loop_sizes; /* LOOP: num_loop_sizes extents, r0 outermost */
   double fvalue;       /* CONST of a floating dtype */
   int64_t ivalue;      /* CONST of an integral dtype; RAND seed */
   const char* message; /* CHECK: borrowed, NUL-terminated */
@@ -477,6 +477,32 @@ typedef struct plugsdk_executable_log_args {
   const char* out_log; /* borrowed until the executable is destroyed: compiler messages, may be "" */
 } plugsdk_executable_log_args_t;
 
+/* Whole prim subgraphs (optional: devices with takes_subgraphs). The graph is a verified
+ * prim-level graph in the .pgraph text form (docs/pgraph.md; every node a prims.* op). The
+ * executable is launched with one buffer per graph input, then one per graph output (each
+ * contiguous, row-major), and the values of `symbols` (the graph's size symbols, in the order
+ * given here). */
+typedef struct plugsdk_compile_subgraph_args {
+  size_t struct_size;
+  void* extension;
+  plugsdk_client_t* client;
+  uint32_t device;
+  const char* graph_text; /* borrowed for the call */
+  size_t num_symbols;
+  const char* const* symbols; /* borrowed for the call */
+  const char* options;        /* borrowed, may be NULL */
+  plugsdk_executable_t* out_executable;
+} plugsdk_compile_subgraph_args_t;
+
+/* Runs an executable on a stream (NULL: synchronously). Buffers, in order:
+ *  - a kernel: one per kernel argument;
+ *  - a library op: one per input descriptor (NULL for an absent one), one per output
+ *    descriptor, then one per epilogue argument that is not its ACCUMULATOR, in order;
+ *  - a subgraph: one per graph input, then one per graph output.
+ * offsets[i] (bytes) is added to buffer i's base (library descriptors add their own element
+ * offsets on top). symbol_values follow the executable's symbol list. A kernel CHECK that
+ * fails makes the launch return PLUGSDK_CODE_OUT_OF_RANGE with the check's message (when the
+ * launch is asynchronous, the stream's next synchronize returns it). */
 typedef struct plugsdk_launch_args {
   size_t struct_size;
   void* extension;
@@ -523,8 +549,8 @@ typedef struct plugsdk_api {
   plugsdk_error_t* (*executable_destroy)(plugsdk_executable_destroy_args_t* args);
   plugsdk_error_t* (*executable_log)(plugsdk_executable_log_args_t* args);
   plugsdk_error_t* (*launch)(plugsdk_launch_args_t* args);
-  /* Optional (NULL when takes_subgraphs is false): whole prim subgraphs, designed in issue 4. */
-  plugsdk_error_t* (*compile_subgraph)(void* args);
+  /* Optional: NULL unless some device reports takes_subgraphs. */
+  plugsdk_error_t* (*compile_subgraph)(plugsdk_compile_subgraph_args_t* args);
 } plugsdk_api_t;
 
 /* The size of the table in ABI 1.0: a core accepts any table at least this large. */
