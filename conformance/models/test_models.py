@@ -82,6 +82,14 @@ def test_model_matches_torch(graph: str, stage: str, tmp_path: pathlib.Path):
     np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=f"{graph} at stage {stage}")
 
 
+# Library ops expanded into loop kernels (a device without matmul / convolution / sdpa).
+# resnet18's convolutions as loops take minutes on the program interpreter: it runs through
+# the minimal sample plugin instead (core/plugin/tests/test_plugin_models.py).
+@pytest.mark.parametrize("graph", [g for g in GRAPHS if not g.startswith("resnet18")])
+def test_model_as_loops_matches_torch(graph: str, tmp_path: pathlib.Path):
+    test_model_matches_torch(graph, "program-loops", tmp_path)
+
+
 @pytest.mark.parametrize("graph", GRAPHS)
 def test_graph_checks_and_is_canonical(graph: str, tmp_path: pathlib.Path):
     path = HERE / f"{graph}.pgraph"

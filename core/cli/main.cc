@@ -31,11 +31,12 @@ const char* kUsage =
     "  check FILE...          parse and verify .pgraph files\n"
     "  print FILE             print a graph in canonical form\n"
     "  lower FILE [--to STAGE]  print the graph lowered to STAGE: prims (ATen ops decomposed),\n"
-    "                         program (fused kernels and library calls), program-unfused\n"
+    "                         program (fused kernels and library calls), program-unfused,\n"
+    "                         program-loops (library ops expanded into loop kernels)\n"
     "  run FILE [options]     execute a graph and print its outputs and the time taken\n"
     "      --backend NAME       where to run it (default and, for now, only: reference)\n"
     "      --lower STAGE        run the graph lowered to STAGE first: aten (as written, the\n"
-    "                           default), prims, program or program-unfused (the program interpreter)\n"
+    "                           default), prims, or a program stage (on the program interpreter)\n"
     "      --input NAME=PATH    an input from a .npy file (others are random)\n"
     "      --sym NAME=VALUE     the value of a size symbol for random inputs (default 8)\n"
     "      --seed N             seed for random inputs (default 0)\n"
@@ -95,7 +96,9 @@ int cmdPrint(const ir::Context& ctx, const std::vector<std::string>& args) {
   return 0;
 }
 
-bool isProgramStage(const std::string& stage) { return stage == "program" || stage == "program-unfused"; }
+bool isProgramStage(const std::string& stage) {
+  return stage == "program" || stage == "program-unfused" || stage == "program-loops";
+}
 
 /// A graph lowered through the pipeline (PLUGSDK_DUMP honoured): stage "aten" keeps the
 /// graph, "prims" stops after prim reduction, the program stages also schedule.
@@ -107,9 +110,11 @@ struct Lowered {
 StatusOr<Lowered> lowerTo(const ir::Context& ctx, ir::Graph g, const std::string& stage) {
   if (stage == "aten") return Lowered{std::move(g), std::nullopt};
   if (stage != "prims" && !isProgramStage(stage))
-    return invalidArgument("unknown stage '" + stage + "' (stages: aten, prims, program, program-unfused)");
+    return invalidArgument("unknown stage '" + stage +
+                           "' (stages: aten, prims, program, program-unfused, program-loops)");
   compile::CompileOptions options = compile::optionsFromEnvironment();
   options.schedule.caps.fuse = stage != "program-unfused";
+  if (stage == "program-loops") options.decomp.expand = {"prims.matmul", "prims.convolution", "prims.sdpa"};
   ASSIGN_OR_RETURN(compile::Compiled c, compile::compileGraph(ctx, g, options));
   if (stage == "prims") return Lowered{std::move(c.prims), std::nullopt};
   return Lowered{std::move(c.prims), std::move(c.program)};

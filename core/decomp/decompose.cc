@@ -24,6 +24,7 @@ DecompTable makeDefaultDecompositions() {
   addCreationRules(t);
   addNNRules(t);
   addBackwardRules(t);
+  addLibraryExpansionRules(t);
   return t;
 }
 
@@ -56,10 +57,12 @@ std::vector<V> keepWhole(ir::Graph& graph, const ir::OpDef& def, const ir::AttrM
 
 }  // namespace
 
+bool Decomposer::keepsPrim(const std::string& op) const { return prims::isPrim(op) && !options_.expand.count(op); }
+
 StatusOr<std::vector<V>> Decomposer::expand(ir::Graph& graph, const ir::OpDef& def, const ir::AttrMap& attrs,
                                             const std::vector<V>& inputs, const std::vector<ir::TensorType>& outTypes) {
   const std::string& name = def.schema.name;
-  if (options_.keep.count(name)) return keepWhole(graph, def, attrs, inputs, outTypes);
+  if (options_.keep.count(name) || keepsPrim(name)) return keepWhole(graph, def, attrs, inputs, outTypes);
   const std::vector<Rule>* rules = table_.find(name);
   const std::string fix = ". To make it work: add a decomposition rule for " + name +
                           " to core/decomp (docs/prims.md lists the prims it may use), or compile for a backend "
@@ -106,7 +109,7 @@ StatusOr<ir::Graph> decompose(const ir::Context& ctx, const DecompTable& table, 
     std::vector<ir::TensorType> types;
     for (const ir::Value* o : node->outputs()) types.push_back(o->type());
     std::vector<V> outs;
-    if (prims::isPrim(def->schema.name)) {
+    if (decomposer.keepsPrim(def->schema.name)) {
       outs = keepWhole(g, *def, node->attrs(), ins, types);
     } else {
       auto r = decomposer.expand(g, *def, node->attrs(), ins, types);

@@ -64,10 +64,15 @@ void addIndexingRules(DecompTable& t);   // rules_indexing.cc
 void addCreationRules(DecompTable& t);   // rules_creation.cc
 void addNNRules(DecompTable& t);         // rules_nn*.cc
 void addBackwardRules(DecompTable& t);   // rules_backward*.cc
+/// prims.matmul / convolution / sdpa as loops, used only for prims in DecompOptions::expand.
+void addLibraryExpansionRules(DecompTable& t);  // rules_library.cc
 
 struct DecompOptions {
   /// Ops left whole instead of decomposed (a backend that implements them natively).
   std::set<std::string> keep;
+  /// Prims rewritten into other prims by their rules (library ops for a device that does
+  /// not implement them: addLibraryExpansionRules).
+  std::set<std::string> expand;
   /// Recursion limit for rules that emit ATen-level ops.
   int maxDepth = 32;
 };
@@ -77,6 +82,8 @@ class Decomposer {
  public:
   Decomposer(const ir::Context& ctx, const DecompTable& table, const DecompOptions& options)
       : ctx_(ctx), table_(table), options_(options) {}
+  /// True when `op` is appended as it is: a prim not listed in DecompOptions::expand.
+  bool keepsPrim(const std::string& op) const;
   /// Decomposes one application of a non-prim op into `graph` (or keeps it whole).
   StatusOr<std::vector<V>> expand(ir::Graph& graph, const ir::OpDef& def, const ir::AttrMap& attrs,
                                   const std::vector<V>& inputs, const std::vector<ir::TensorType>& outTypes);

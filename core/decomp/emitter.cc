@@ -40,7 +40,7 @@ std::vector<V> Emitter::apply(const std::string& op, const std::vector<V>& input
     fail(types.status());
     return {};
   }
-  if (prims::isPrim(def->schema.name)) {
+  if (decomposer_.keepsPrim(def->schema.name)) {
     ir::Node* n = graph_.addNode(def->schema.name, def, inputs, std::move(attrs), *types);
     return n->outputs();
   }

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 import pathlib
 import subprocess
 import sys
@@ -46,6 +47,30 @@ def to_torch(a: np.ndarray) -> torch.Tensor:
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([str(CLI), *args], capture_output=True, text=True, timeout=120)
+
+
+# Ops whose prim graphs may hold a library op (matmul, convolution, sdpa): they run once
+# more with the library ops expanded into loop kernels (stage "program-loops"), as for a
+# device that does not implement them.
+LIBRARY_OPS = re.compile(r"mm|matmul|conv(?!ert)|attention|sdpa|linear|bmm|addmv|\bmv\b|dot|einsum")
+
+
+def library_cases():
+    return [c for c in load_cases() if LIBRARY_OPS.search(c.values[0].name())]
+
+
+@pytest.mark.parametrize("case", library_cases())
+def test_library_loops_match_torch(case: Case, tmp_path: pathlib.Path):
+    prims = tmp_path / "case.pgraph"
+    prims.write_text(graph_text(case))
+    p = run_cli("lower", str(prims), "--to", "prims")
+    assert p.returncode == 0, p.stderr
+    if not re.search(r"prims\.(matmul|convolution|sdpa)", p.stdout):
+        pytest.skip("its prim graph has no library op")
+    loops = run_cli("lower", str(prims), "--to", "program-loops")
+    assert loops.returncode == 0, loops.stderr
+    assert "call " not in loops.stdout, f"a library call survived the expansion:\n{loops.stdout}"
+    test_op_matches_torch(case, "program-loops", tmp_path)
 
 
 @pytest.mark.parametrize("stage", ["aten", "prims", "program"])

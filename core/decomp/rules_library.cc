@@ -1,0 +1,222 @@
+// Library ops as loops, for devices that do not implement them (DecompOptions::expand):
+// prims.matmul and prims.convolution become a broadcast product summed over the contracted
+// dims -- which the scheduler fuses into one reduction kernel whose loads are index
+// arithmetic over the operands, never a materialized product -- and prims.sdpa becomes the
+// safe softmax of its scores between two such products. f16/bf16 operands accumulate in
+// f32, as the library ops promise; integer ones wrap in their own dtype.
+#include <cmath>
+#include <limits>
+
+#include "core/decomp/decompose.h"
+#include "core/decomp/rules_util.h"
+
+namespace plugsdk::decomp {
+namespace {
+
+using rules::one;
+using rules::opmath;
+using rules::Result;
+
+using ir::Attribute;
+using ir::DType;
+using ir::Shape;
+using ir::SymExpr;
+
+/// sum over `sumDims` of a * b, each broadcast into `full` along its dims.
+V contract(Emitter& e, V a, const std::vector<int64_t>& aDims, V b, const std::vector<int64_t>& bDims,
+           const Shape& full, const std::vector<int64_t>& sumDims) {
+  return e.sum(e.mul(e.broadcastInDim(a, full, aDims), e.broadcastInDim(b, full, bDims)), sumDims);
+}
+
+/// [..., M, K] x [..., K, N] as [..., M, K, N] summed over K.
+V matmulLoops(Emitter& e, V a, V b) {
+  if (!e.ok()) return nullptr;
+  const DType out = e.dtype(a), acc = opmath(out);
+  const Shape &sa = e.shape(a), &sb = e.shape(b);
+  const int64_t r = static_cast<int64_t>(sa.size());
+  Shape full(sa.begin(), sa.end());
+  full.push_back(sb.back());
+  std::vector<int64_t> aDims, bDims;
+  for (int64_t d = 0; d < r; ++d) aDims.push_back(d);
+  for (int64_t d = 0; d < r - 2; ++d) bDims.push_back(d);
+  bDims.push_back(r - 1);
+  bDims.push_back(r);
+  return e.convert(contract(e, e.convert(a, acc), aDims, e.convert(b, acc), bDims, full, {r - 1}), out);
+}
+
+Result matmul(Emitter& e, const DecompCall& c) { return one(e, matmulLoops(e, c.input(0), c.input(1))); }
+
+/// One entry per spatial dim (a 1-entry list applies to all).
+std::vector<SymExpr> spatialList(const DecompCall& c, const std::string& name, size_t k) {
+  std::vector<SymExpr> v = c.getSyms(name);
+  if (v.size() == 1) v.assign(k, v[0]);
+  return v;
+}
+
+/// A direct convolution of x (already padded: [N, C, P...]) with w [G, OCg, Cg, K...]:
+/// the as_strided windows [N, G, Cg, O..., K...] times the weight, summed over Cg and K.
+V directConvolution(Emitter& e, V x, V w, const std::vector<SymExpr>& stride, const std::vector<SymExpr>& dilation,
+                    const Shape& outSpatial) {
+  if (!e.ok()) return nullptr;
+  const Shape &xs = e.shape(x), &ws = e.shape(w);
+  const size_t k = xs.size() - 2;
+  const SymExpr &g = ws[0], &ocg = ws[1], &cg = ws[2];
+  std::vector<SymExpr> rowStride(k, SymExpr(1));
+  for (size_t i = k - 1; i-- > 0;) rowStride[i] = rowStride[i + 1] * xs[3 + i];
+  const SymExpr plane = rowStride[0] * xs[2];
+  Shape size{xs[0], g, cg}, strides{xs[1] * plane, cg * plane, plane};
+  for (size_t i = 0; i < k; ++i) {
+    size.push_back(outSpatial[i]);
+    strides.push_back(stride[i] * rowStride[i]);
+  }
+  for (size_t i = 0; i < k; ++i) {
+    size.push_back(ws[3 + i]);
+    strides.push_back(dilation[i] * rowStride[i]);
+  }
+  V windows =
+      e.op("prims.as_strided", {x}, {{"size", Attribute::fromInts(size)}, {"stride", Attribute::fromInts(strides)}});
+  // full = [N, G, OCg, Cg, O..., K...]
+  Shape full{xs[0], g, ocg, cg};
+  std::vector<int64_t> xDims{0, 1, 3}, wDims{1, 2, 3}, sumDims{3};
+  const auto ki = static_cast<int64_t>(k);
+  for (int64_t i = 0; i < ki; ++i) {
+    full.push_back(outSpatial[static_cast<size_t>(i)]);
+    xDims.push_back(4 + i);
+  }
+  for (int64_t i = 0; i < ki; ++i) {
+    full.push_back(ws[3 + static_cast<size_t>(i)]);
+    xDims.push_back(4 + ki + i);
+    wDims.push_back(4 + ki + i);
+    sumDims.push_back(4 + ki + i);
+  }
+  V y = contract(e, windows, xDims, w, wDims, full, sumDims);  // [N, G, OCg, O...]
+  Shape out{xs[0], g * ocg};
+  out.insert(out.end(), outSpatial.begin(), outSpatial.end());
+  return e.reshape(y, out);
+}
+
+Result convolution(Emitter& e, const DecompCall& c) {
+  V x = c.input(0), w = c.input(1);
+  const DType out = e.dtype(x), acc = opmath(out);
+  const size_t k = static_cast<size_t>(e.rank(x)) - 2;
+  const std::vector<SymExpr> stride = spatialList(c, "stride", k), padding = spatialList(c, "padding", k),
+                             dilation = spatialList(c, "dilation", k);
+  const SymExpr groups = c.getSym("groups");
+  const Shape& outShape = c.outType().shape;
+  const Shape outSpatial(outShape.begin() + 2, outShape.end());
+  x = e.convert(x, acc);
+  w = e.convert(w, acc);
+  const Shape ws = e.shape(w);
+  Shape low(k + 2, SymExpr(0)), high(k + 2, SymExpr(0)), interior(k + 2, SymExpr(0));
+  Shape w5;
+  if (!c.getBool("transposed")) {
+    // [OC, Cg, K...] -> [G, OCg, Cg, K...]
+    w5 = {groups, SymExpr::floorDiv(ws[0], groups)};
+    w5.insert(w5.end(), ws.begin() + 1, ws.end());
+    for (size_t i = 0; i < k; ++i) low[2 + i] = high[2 + i] = padding[i];
+    w = e.reshape(w, w5);
+    if (!e.ok()) return e.status();
+    bool padded = false;
+    for (const SymExpr& p : padding) padded = padded || !p.isZero();
+    if (padded) x = e.pad(x, low, high, ir::isFloating(acc) ? Attribute::fromFloat(0.0) : Attribute::fromInt(0));
+    return one(e, e.convert(directConvolution(e, x, w, stride, dilation, outSpatial), out));
+  }
+  // Transposed: the input dilated by the stride (interior zeros) and padded by
+  // dilation * (K - 1) - padding (+ output_padding after), convolved with stride 1 by the
+  // weight flipped and with its channel dims swapped per group.
+  const std::vector<SymExpr> outPad = spatialList(c, "output_padding", k);
+  std::vector<std::vector<SymExpr>> crop(k);
+  for (size_t i = 0; i < k; ++i) {
+    const SymExpr edge = dilation[i] * (ws[2 + i] - SymExpr(1)) - padding[i];
+    if (!e.provedGE(edge, SymExpr(0)))
+      return e.decline(
+          "transposed convolution with padding larger than dilation * (kernel - 1) (or not provably "
+          "smaller)");
+    low[2 + i] = edge;
+    high[2 + i] = edge + outPad[i];
+    interior[2 + i] = stride[i] - SymExpr(1);
+  }
+  // [Cin, OCg, K...] = [G, Cg, OCg, K...] -> [G, OCg, Cg, K...], spatial dims reversed
+  const SymExpr cg = SymExpr::floorDiv(ws[0], groups);
+  Shape wg{groups, cg};
+  wg.insert(wg.end(), ws.begin() + 1, ws.end());
+  std::vector<int64_t> perm{0, 2, 1}, rev;
+  for (size_t i = 0; i < k; ++i) {
+    perm.push_back(static_cast<int64_t>(3 + i));
+    rev.push_back(static_cast<int64_t>(3 + i));
+  }
+  w = e.permute(e.reshape(w, wg), perm);
+  w = e.op("prims.rev", {w}, {{"dims", Attribute::fromInts(rev)}});
+  const Attribute zero = ir::isFloating(acc) ? Attribute::fromFloat(0.0) : Attribute::fromInt(0);
+  x = e.op("prims.pad", {x},
+           {{"padding_value", zero},
+            {"low", Attribute::fromInts(low)},
+            {"high", Attribute::fromInts(high)},
+            {"interior", Attribute::fromInts(interior)}});
+  const std::vector<SymExpr> ones(k, SymExpr(1));
+  return one(e, e.convert(directConvolution(e, x, w, ones, dilation, outSpatial), out));
+}
+
+/// softmax(scale * q k^T + mask) v with the reference's safe softmax: a row whose scores are
+/// all -inf gives zeros and a logsumexp of 0; dropout keeps weight (..., l, s) where the
+/// f64 counter-based uniform at its row-major position is below 1 - p.
+Result sdpa(Emitter& e, const DecompCall& c) {
+  V q = c.input(0), k = c.input(1), v = c.input(2), mask = c.input(3);
+  const DType out = e.dtype(q), acc = opmath(out);
+  const Shape& qs = e.shape(q);
+  const size_t r = qs.size();
+  const double scale = c.isNone("scale") ? 0.0 : c.getFloat("scale");
+  const SymExpr &l = qs[r - 2], &s = e.shape(k)[r - 2];
+  q = e.convert(q, acc);
+  k = e.convert(k, acc);
+  v = e.convert(v, acc);
+  V sc = e.matmul(q, e.transpose(k, -2, -1));  // [..., L, S]
+  if (!e.ok()) return e.status();
+  const Shape scores = e.shape(sc);
+  // The default scale 1 / sqrt(E), computed in double as the reference does.
+  const SymExpr& emb = qs[r - 1];
+  if (c.isNone("scale") && !emb.isConstant())
+    return e.decline("sdpa with a symbolic embedding size and no explicit scale");
+  const double scaleValue = c.isNone("scale") ? 1.0 / std::sqrt(static_cast<double>(*emb.constant())) : scale;
+  V scaleV = e.scalar(scaleValue, acc);
+  sc = e.mul(sc, scaleV);
+  const V negInf = e.scalar(-std::numeric_limits<double>::infinity(), acc);
+  if (c.getBool("is_causal")) {
+    V above = e.binary("gt", e.broadcastInDim(e.iota(s), {l, s}, {1}), e.broadcastInDim(e.iota(l), {l, s}, {0}));
+    sc = e.where(above, negInf, sc);
+  }
+  if (mask) {
+    mask = e.broadcastTo(mask, scores);
+    sc = e.dtype(mask) == DType::kBool ? e.where(mask, sc, negInf) : e.add(sc, e.convert(mask, acc));
+  }
+  V mx = e.amax(sc, {-1}, true);
+  V allMasked = e.binary("eq", mx, negInf);
+  V shift = e.where(allMasked, e.scalar(0.0, acc), mx);
+  V ex = e.unary("exp", e.sub(sc, shift));
+  V sum = e.sum(ex, {-1}, true);
+  V p = e.where(e.broadcastTo(allMasked, scores), e.scalar(0.0, acc), e.div(ex, sum));
+  V lse = e.squeezeDims(e.where(allMasked, e.scalar(0.0, acc), e.add(e.unary("log", sum), shift)), {-1});
+  const double dropout = c.getFloat("dropout_p");
+  if (dropout > 0) {
+    const double keep = 1.0 - dropout;
+    std::vector<SymExpr> shape(scores.begin(), scores.end());
+    V u = e.op("prims.rand", {},
+               {{"shape", Attribute::fromInts(shape)},
+                {"seed", Attribute::fromInt(c.getInt("seed"))},
+                {"dtype", Attribute::fromDType(DType::kF64)}});
+    V kept = e.binary("lt", u, e.scalar(keep, DType::kF64));
+    p = e.where(kept, e.div(p, e.scalar(keep, acc)), e.scalar(0.0, acc));
+  }
+  V o = e.matmul(p, v);
+  return e.done({e.convert(o, c.outType(0).dtype), e.convert(lse, c.outType(1).dtype)});
+}
+
+}  // namespace
+
+void addLibraryExpansionRules(DecompTable& t) {
+  t.add("prims.matmul", matmul);
+  t.add("prims.convolution", convolution);
+  t.add("prims.sdpa", sdpa);
+}
+
+}  // namespace plugsdk::decomp
