@@ -1,10 +1,11 @@
 // .npy (format 1.0/2.0) reading and writing.
 #include "core/exec/npy.h"
 
-#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "core/exec/tensor_bytes.h"
 
 namespace plugsdk::exec {
 
@@ -18,37 +19,6 @@ constexpr NpyType kTypes[] = {
     {"<f8", DType::kF64}, {"<f4", DType::kF32}, {"<f2", DType::kF16}, {"<i8", DType::kI64},  {"<i4", DType::kI32},
     {"<i2", DType::kI16}, {"|i1", DType::kI8},  {"|u1", DType::kU8},  {"|b1", DType::kBool},
 };
-
-uint16_t floatToHalfBits(double v) {
-  // Round to f16 first (exact in float), then encode.
-  float f = static_cast<float>(roundToFloatType(v, DType::kF16));
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  uint32_t exp = (x >> 23) & 0xffu;
-  uint32_t mant = x & 0x7fffffu;
-  if (exp == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0u));
-  int e = static_cast<int>(exp) - 127 + 15;
-  if (e >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (e <= 0) {  // subnormal (value already rounded to a representable f16)
-    if (e < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    return static_cast<uint16_t>(sign | (mant >> (14 - e)));
-  }
-  return static_cast<uint16_t>(sign | (static_cast<uint32_t>(e) << 10) | (mant >> 13));
-}
-
-double halfBitsToDouble(uint16_t h) {
-  int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  double v;
-  if (exp == 0)
-    v = std::ldexp(static_cast<double>(mant), -24);
-  else if (exp == 31)
-    v = mant ? NAN : INFINITY;
-  else
-    v = std::ldexp(static_cast<double>(mant | 0x400), exp - 25);
-  return sign ? -v : v;
-}
 
 }  // namespace
 
@@ -102,66 +72,13 @@ StatusOr<HostTensor> readNpy(const std::string& path) {
     }
     if (shape.back() < 0) return bad("negative dim");
   }
-  HostTensor t(type->dtype, shape);
   const char* p = data.data() + headerStart + headerLen;
-  size_t elem = static_cast<size_t>(ir::dtypeSize(type->dtype));
-  if (static_cast<size_t>(data.data() + data.size() - p) < elem * static_cast<size_t>(t.numel()))
+  const auto elem = static_cast<size_t>(ir::dtypeSize(type->dtype));
+  int64_t numel = 1;
+  for (int64_t d : shape) numel *= d;
+  if (static_cast<size_t>(data.data() + data.size() - p) < elem * static_cast<size_t>(numel))
     return bad("truncated data");
-  for (int64_t i = 0; i < t.numel(); ++i, p += elem) {
-    switch (type->dtype) {
-      case DType::kF64: {
-        double v;
-        std::memcpy(&v, p, 8);
-        t.setDouble(i, v);
-        break;
-      }
-      case DType::kF32: {
-        float v;
-        std::memcpy(&v, p, 4);
-        t.setDouble(i, v);
-        break;
-      }
-      case DType::kF16: {
-        uint16_t v;
-        std::memcpy(&v, p, 2);
-        t.setDouble(i, halfBitsToDouble(v));
-        break;
-      }
-      case DType::kI64: {
-        int64_t v;
-        std::memcpy(&v, p, 8);
-        t.setInt(i, v);
-        break;
-      }
-      case DType::kI32: {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        t.setInt(i, v);
-        break;
-      }
-      case DType::kI16: {
-        int16_t v;
-        std::memcpy(&v, p, 2);
-        t.setInt(i, v);
-        break;
-      }
-      case DType::kI8: {
-        int8_t v;
-        std::memcpy(&v, p, 1);
-        t.setInt(i, v);
-        break;
-      }
-      case DType::kU8:
-      case DType::kBool: {
-        uint8_t v;
-        std::memcpy(&v, p, 1);
-        t.setInt(i, v);
-        break;
-      }
-      default: break;
-    }
-  }
-  return t;
+  return decodeElements(type->dtype, shape, p);
 }
 
 Status writeNpy(const std::string& path, const HostTensor& t) {
@@ -182,50 +99,15 @@ Status writeNpy(const std::string& path, const HostTensor& t) {
   out += static_cast<char>(header.size() & 0xff);
   out += static_cast<char>((header.size() >> 8) & 0xff);
   out += header;
-  for (int64_t i = 0; i < t.numel(); ++i) {
-    char buf[8];
-    size_t n = static_cast<size_t>(ir::dtypeSize(dt));
-    switch (dt) {
-      case DType::kF64: {
-        double v = t.getDouble(i);
-        std::memcpy(buf, &v, 8);
-        break;
-      }
-      case DType::kF32: {
-        float v = static_cast<float>(t.getDouble(i));
-        std::memcpy(buf, &v, 4);
-        break;
-      }
-      case DType::kF16: {
-        uint16_t v = floatToHalfBits(t.getDouble(i));
-        std::memcpy(buf, &v, 2);
-        break;
-      }
-      case DType::kI64: {
-        int64_t v = t.getInt(i);
-        std::memcpy(buf, &v, 8);
-        break;
-      }
-      case DType::kI32: {
-        int32_t v = static_cast<int32_t>(t.getInt(i));
-        std::memcpy(buf, &v, 4);
-        break;
-      }
-      case DType::kI16: {
-        int16_t v = static_cast<int16_t>(t.getInt(i));
-        std::memcpy(buf, &v, 2);
-        break;
-      }
-      case DType::kI8:
-      case DType::kU8:
-      case DType::kBool: {
-        buf[0] = static_cast<char>(t.getInt(i));
-        break;
-      }
-      default: break;
-    }
-    out.append(buf, n);
+  // bf16 has no NumPy dtype: written as f32 (exact).
+  HostTensor data = t;
+  if (t.dtype() == DType::kBF16) {
+    data = HostTensor(DType::kF32, t.shape());
+    for (int64_t i = 0; i < t.numel(); ++i) data.setDouble(i, t.getDouble(i));
   }
+  std::string bytes(static_cast<size_t>(data.numel() * ir::dtypeSize(dt)), '\0');
+  encodeElements(data, bytes.data());
+  out += bytes;
   std::ofstream f(path, std::ios::binary);
   if (!f) return notFound("cannot write '" + path + "'");
   f.write(out.data(), static_cast<std::streamsize>(out.size()));

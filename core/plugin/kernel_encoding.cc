@@ -265,6 +265,47 @@ StatusOr<std::unique_ptr<EncodedKernel>> encodeKernel(const kernel::Kernel& k) {
   return enc;
 }
 
+uint32_t libraryOpBit(const std::string& op) {
+  if (op == "prims.matmul") return PLUGSDK_LIBRARY_MATMUL;
+  if (op == "prims.convolution") return PLUGSDK_LIBRARY_CONVOLUTION;
+  if (op == "prims.sdpa") return PLUGSDK_LIBRARY_SDPA;
+  return 0;
+}
+
+StatusOr<std::unique_ptr<EncodedLibraryCall>> encodeLibraryCall(const std::string& op, const ir::AttrMap& attrs,
+                                                                const std::vector<LibraryOperand>& inputs,
+                                                                const std::vector<LibraryOperand>& outputs) {
+  auto enc = std::unique_ptr<EncodedLibraryCall>(new EncodedLibraryCall());
+  enc->op = libraryOpBit(op);
+  if (!enc->op) return invalidArgument(op + " is not a library op of ABI 1.0");
+  for (const auto& [name, value] : attrs)
+    enc->attributes += (enc->attributes.empty() ? "" : ", ") + name + " = " + value.toString();
+  IndexEncoder ix(enc->insns, enc->symbols);
+  auto describe = [&](const LibraryOperand& o) {
+    plugsdk_tensor_desc_t d{};
+    d.dtype = o.dtype ? static_cast<uint32_t>(*o.dtype) : UINT32_MAX;
+    d.rank = static_cast<uint32_t>(o.shape.size());
+    std::vector<plugsdk_index_expr_t> exprs;
+    for (const SymExpr& s : o.shape) exprs.push_back(ix.encode(s));
+    for (const SymExpr& s : o.strides) exprs.push_back(ix.encode(s));
+    d.offset = ix.encode(o.offset);
+    enc->exprs_.push_back(std::move(exprs));
+    return d;
+  };
+  for (const LibraryOperand& o : inputs) enc->inputs.push_back(describe(o));
+  for (const LibraryOperand& o : outputs) enc->outputs.push_back(describe(o));
+  // Pointers into exprs_ once it stops growing.
+  size_t e = 0;
+  for (auto* list : {&enc->inputs, &enc->outputs})
+    for (plugsdk_tensor_desc_t& d : *list) {
+      const std::vector<plugsdk_index_expr_t>& x = enc->exprs_[e++];
+      d.sizes = x.data();
+      d.strides = x.data() + d.rank;
+    }
+  for (const std::string& s : enc->symbols) enc->symbolPtrs.push_back(s.c_str());
+  return enc;
+}
+
 StatusOr<kernel::Kernel> decodeKernel(const plugsdk_kernel_t& k) {
   if (k.struct_size < PLUGSDK_STRUCT_SIZE(plugsdk_kernel_t, num_values))
     return invalidArgument("plugsdk_kernel_t is too small (" + std::to_string(k.struct_size) + " bytes)");

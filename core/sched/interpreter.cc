@@ -39,34 +39,6 @@ StatusOr<std::vector<int64_t>> evalShape(const Shape& shape, const Symbols& s, c
   return out;
 }
 
-/// Binds symbols from the inputs' shapes and checks every dim.
-StatusOr<Symbols> bind(const Program& p, const std::vector<exec::HostTensor>& inputs) {
-  if (inputs.size() != p.inputs.size())
-    return invalidArgument("program @" + p.name + " takes " + std::to_string(p.inputs.size()) + " inputs, got " +
-                           std::to_string(inputs.size()));
-  Symbols s;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const auto& shape = p.inputs[i].type.shape;
-    if (static_cast<int>(shape.size()) != inputs[i].rank())
-      return invalidArgument("input %" + p.inputs[i].name + ": expected rank " + std::to_string(shape.size()) +
-                             ", got " + inputs[i].typeString());
-    for (size_t d = 0; d < shape.size(); ++d)
-      if (shape[d].isSymbol()) s.emplace(shape[d].symbols()[0], inputs[i].shape()[d]);
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const auto& shape = p.inputs[i].type.shape;
-    if (inputs[i].dtype() != p.inputs[i].type.dtype)
-      return invalidArgument("input %" + p.inputs[i].name + ": expected " + p.inputs[i].type.toString() + ", got " +
-                             inputs[i].typeString());
-    for (size_t d = 0; d < shape.size(); ++d) {
-      auto v = shape[d].evaluate(s);
-      if (!v || *v != inputs[i].shape()[d])
-        return invalidArgument("input %" + p.inputs[i].name + " dim " + std::to_string(d) + ": expected " +
-                               shape[d].toString() + ", got " + std::to_string(inputs[i].shape()[d]));
-    }
-  }
-  return s;
-}
 
 void copyElement(const exec::HostTensor& from, int64_t i, exec::HostTensor& to, int64_t j) {
   if (from.isFloating())
@@ -269,9 +241,37 @@ class Run {
 
 }  // namespace
 
+StatusOr<std::map<std::string, int64_t>> bindInputs(const Program& p, const std::vector<exec::HostTensor>& inputs) {
+  if (inputs.size() != p.inputs.size())
+    return invalidArgument("program @" + p.name + " takes " + std::to_string(p.inputs.size()) + " inputs, got " +
+                           std::to_string(inputs.size()));
+  std::map<std::string, int64_t> s;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto& shape = p.inputs[i].type.shape;
+    if (static_cast<int>(shape.size()) != inputs[i].rank())
+      return invalidArgument("input %" + p.inputs[i].name + ": expected rank " + std::to_string(shape.size()) +
+                             ", got " + inputs[i].typeString());
+    for (size_t d = 0; d < shape.size(); ++d)
+      if (shape[d].isSymbol()) s.emplace(shape[d].symbols()[0], inputs[i].shape()[d]);
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const auto& shape = p.inputs[i].type.shape;
+    if (inputs[i].dtype() != p.inputs[i].type.dtype)
+      return invalidArgument("input %" + p.inputs[i].name + ": expected " + p.inputs[i].type.toString() + ", got " +
+                             inputs[i].typeString());
+    for (size_t d = 0; d < shape.size(); ++d) {
+      auto v = shape[d].evaluate(s);
+      if (!v || *v != inputs[i].shape()[d])
+        return invalidArgument("input %" + p.inputs[i].name + " dim " + std::to_string(d) + ": expected " +
+                               shape[d].toString() + ", got " + std::to_string(inputs[i].shape()[d]));
+    }
+  }
+  return s;
+}
+
 StatusOr<std::vector<exec::HostTensor>> ProgramInterpreter::run(const Program& p,
                                                                 const std::vector<exec::HostTensor>& inputs) const {
-  ASSIGN_OR_RETURN(Symbols s, bind(p, inputs));
+  ASSIGN_OR_RETURN(Symbols s, bindInputs(p, inputs));
   Run r(*impl_, p, std::move(s));
   RETURN_IF_ERROR(r.allocate(inputs));
   RETURN_IF_ERROR(r.steps());

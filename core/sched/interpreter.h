@@ -5,7 +5,9 @@
 // reading a temporary whose arena slot another temporary has taken over is an error.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/exec/host_tensor.h"
@@ -13,6 +15,10 @@
 #include "core/sched/program.h"
 
 namespace plugsdk::sched {
+
+/// Binds the program's size symbols from the inputs' shapes and checks every input's dtype,
+/// rank and dims against the program (errors name the input and the dim).
+StatusOr<std::map<std::string, int64_t>> bindInputs(const Program& p, const std::vector<exec::HostTensor>& inputs);
 
 class ProgramInterpreter {
  public:

@@ -56,6 +56,7 @@ inline Status unavailable(std::string msg) { return {StatusCode::kUnavailable, s
 inline Status failedPrecondition(std::string msg) { return {StatusCode::kFailedPrecondition, std::move(msg)}; }
 inline Status internalError(std::string msg) { return {StatusCode::kInternal, std::move(msg)}; }
 inline Status outOfRange(std::string msg) { return {StatusCode::kOutOfRange, std::move(msg)}; }
+inline Status resourceExhausted(std::string msg) { return {StatusCode::kResourceExhausted, std::move(msg)}; }
 
 /// A value or an error. Accessing value() of an error is a bug (asserts in debug builds).
 template <typename T>

@@ -1,0 +1,176 @@
+// Device: client and stream lifetime, capability query, buffers and copies through the table.
+#include "core/plugin/device.h"
+
+#include <utility>
+
+namespace plugsdk::plugin {
+
+std::string DeviceCaps::dtypeList() const {
+  std::string out;
+  for (int t = 0; t < ir::kNumDTypes; ++t)
+    if (supports(static_cast<ir::DType>(t)))
+      out += (out.empty() ? "" : ", ") + std::string(ir::dtypeName(static_cast<ir::DType>(t)));
+  return out.empty() ? "none" : out;
+}
+
+DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
+  if (this != &o) {
+    reset();
+    device_ = std::exchange(o.device_, nullptr);
+    handle_ = std::exchange(o.handle_, nullptr);
+    bytes_ = std::exchange(o.bytes_, 0);
+  }
+  return *this;
+}
+
+void DeviceBuffer::reset() {
+  if (device_ && handle_) {
+    plugsdk_buffer_free_args_t a{};
+    a.struct_size = sizeof(a);
+    a.client = device_->client();
+    a.buffer = handle_;
+    // A failing free has nobody to report to from a destructor: the error is destroyed.
+    (void)device_->check(device_->api().buffer_free(&a), "buffer_free");
+  }
+  device_ = nullptr;
+  handle_ = nullptr;
+  bytes_ = 0;
+}
+
+namespace {
+
+DeviceCaps capsFrom(const plugsdk_device_info_t& i) {
+  DeviceCaps c;
+  c.name = i.name ? i.name : "";
+  c.dtypes = i.dtypes;
+  c.vectorBits = i.vector_bits;
+  c.memoryKinds = i.memory_kinds;
+  c.memoryBytes = i.memory_bytes;
+  c.maxBufferBytes = i.max_buffer_bytes;
+  c.libraryOps = i.library_ops;
+  c.epilogueOps = i.epilogue_ops;
+  c.maxKernelStmts = i.max_kernel_stmts;
+  c.fusesHorizontal = i.fuses_horizontal;
+  c.fusesReductionEpilogue = i.fuses_reduction_epilogue;
+  c.fusesMultiReduction = i.fuses_multi_reduction;
+  c.takesSubgraphs = i.takes_subgraphs;
+  return c;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Device>> Device::open(std::shared_ptr<const Plugin> plugin, uint32_t index,
+                                               const std::string& options) {
+  std::unique_ptr<Device> d(new Device());
+  d->plugin_ = std::move(plugin);
+  d->index_ = index;
+  const plugsdk_api_t& api = d->api();
+  const std::string& path = d->plugin_->path();
+
+  plugsdk_client_create_args_t c{};
+  c.struct_size = sizeof(c);
+  c.options = options.empty() ? nullptr : options.c_str();
+  RETURN_IF_ERROR(d->check(api.client_create(&c), "client_create"));
+  if (!c.out_client) return internalError("plugin " + path + ": client_create succeeded but returned a NULL client");
+  d->client_ = c.out_client;
+
+  plugsdk_device_count_args_t n{};
+  n.struct_size = sizeof(n);
+  n.client = d->client_;
+  RETURN_IF_ERROR(d->check(api.device_count(&n), "device_count"));
+  if (index >= n.out_count)
+    return notFound("plugin " + path + " has " + std::to_string(n.out_count) + " device(s), no device " +
+                    std::to_string(index) + (n.out_count == 0 && n.out_reason ? std::string(": ") + n.out_reason : ""));
+
+  plugsdk_device_info_t info{};
+  info.struct_size = sizeof(info);
+  plugsdk_device_info_args_t ia{};
+  ia.struct_size = sizeof(ia);
+  ia.client = d->client_;
+  ia.device = index;
+  ia.info = &info;
+  RETURN_IF_ERROR(d->check(api.device_info(&ia), "device_info"));
+  d->caps_ = capsFrom(info);
+
+  plugsdk_stream_create_args_t s{};
+  s.struct_size = sizeof(s);
+  s.client = d->client_;
+  s.device = index;
+  RETURN_IF_ERROR(d->check(api.stream_create(&s), "stream_create"));
+  if (!s.out_stream) return internalError("plugin " + path + ": stream_create succeeded but returned a NULL stream");
+  d->stream_ = s.out_stream;
+  return d;
+}
+
+Device::~Device() {
+  const plugsdk_api_t& api = this->api();
+  if (stream_) {
+    plugsdk_stream_args_t s{};
+    s.struct_size = sizeof(s);
+    s.client = client_;
+    s.stream = stream_;
+    (void)check(api.stream_destroy(&s), "stream_destroy");
+  }
+  if (client_) {
+    plugsdk_client_destroy_args_t c{};
+    c.struct_size = sizeof(c);
+    c.client = client_;
+    (void)check(api.client_destroy(&c), "client_destroy");
+  }
+}
+
+std::string Device::describe() const {
+  return plugin_->name() + ":" + std::to_string(index_) + (caps_.name.empty() ? "" : " (" + caps_.name + ")");
+}
+
+StatusOr<DeviceBuffer> Device::allocate(uint64_t bytes) const {
+  if (caps_.maxBufferBytes && bytes > caps_.maxBufferBytes)
+    return resourceExhausted("device " + describe() + ": a buffer of " + std::to_string(bytes) +
+                             " bytes exceeds its limit of " + std::to_string(caps_.maxBufferBytes));
+  plugsdk_buffer_allocate_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = client_;
+  a.device = index_;
+  a.memory_kind = (caps_.memoryKinds & PLUGSDK_MEMORY_DEVICE) ? PLUGSDK_MEMORY_DEVICE
+                  : (caps_.memoryKinds & PLUGSDK_MEMORY_SHARED) ? PLUGSDK_MEMORY_SHARED
+                                                                : PLUGSDK_MEMORY_HOST;
+  a.bytes = bytes;
+  RETURN_IF_ERROR(check(api().buffer_allocate(&a), "buffer_allocate"));
+  if (!a.out_buffer)
+    return internalError("plugin " + plugin_->path() + ": buffer_allocate succeeded but returned a NULL buffer");
+  return DeviceBuffer(this, a.out_buffer, bytes);
+}
+
+Status Device::upload(const DeviceBuffer& dst, uint64_t offset, const void* src, uint64_t bytes) const {
+  plugsdk_buffer_copy_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = client_;
+  a.kind = PLUGSDK_COPY_HOST_TO_DEVICE;
+  a.dst = dst.handle();
+  a.dst_offset = offset;
+  a.host_src = src;
+  a.bytes = bytes;
+  return check(api().buffer_copy(&a), "buffer_copy (host to device)");
+}
+
+Status Device::download(const DeviceBuffer& src, uint64_t offset, void* dst, uint64_t bytes) const {
+  plugsdk_buffer_copy_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = client_;
+  a.kind = PLUGSDK_COPY_DEVICE_TO_HOST;
+  a.src = src.handle();
+  a.src_offset = offset;
+  a.host_dst = dst;
+  a.bytes = bytes;
+  return check(api().buffer_copy(&a), "buffer_copy (device to host)");
+}
+
+Status Device::synchronize() const {
+  plugsdk_stream_args_t s{};
+  s.struct_size = sizeof(s);
+  s.client = client_;
+  s.stream = stream_;
+  return check(api().stream_synchronize(&s), "stream_synchronize");
+}
+
+}  // namespace plugsdk::plugin

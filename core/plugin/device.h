@@ -1,0 +1,99 @@
+// One device of a loaded plugin, as the core uses it: a client, the device's capabilities
+// (read once, as data), a stream, and device buffers that free themselves. Every call goes
+// through the plugin's table and every failure -- an error it returns, a NULL handle it
+// hands back -- becomes a Status naming the plugin file, the call and the cause.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/ir/dtype.h"
+#include "core/plugin/loader.h"
+#include "core/support/status.h"
+
+namespace plugsdk::plugin {
+
+/// plugsdk_device_info_t in core types.
+struct DeviceCaps {
+  std::string name;
+  uint32_t dtypes = 0;  ///< PLUGSDK_DTYPE_BIT set
+  uint32_t vectorBits = 0;
+  uint32_t memoryKinds = 0;
+  uint64_t memoryBytes = 0;
+  uint64_t maxBufferBytes = 0;
+  uint32_t libraryOps = 0;  ///< plugsdk_library_op_t bits
+  uint32_t epilogueOps = 0;
+  uint32_t maxKernelStmts = 0;
+  bool fusesHorizontal = false;
+  bool fusesReductionEpilogue = false;
+  bool fusesMultiReduction = false;
+  bool takesSubgraphs = false;
+
+  bool supports(ir::DType t) const { return (dtypes >> static_cast<unsigned>(t)) & 1u; }
+  /// "f32, f64, ..." for messages.
+  std::string dtypeList() const;
+};
+
+class Device;
+
+/// Device memory owned by the core; freed through the plugin when destroyed.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  DeviceBuffer(const Device* device, plugsdk_buffer_t* handle, uint64_t bytes)
+      : device_(device), handle_(handle), bytes_(bytes) {}
+  DeviceBuffer(DeviceBuffer&& o) noexcept { *this = std::move(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  ~DeviceBuffer() { reset(); }
+
+  plugsdk_buffer_t* handle() const { return handle_; }
+  uint64_t bytes() const { return bytes_; }
+  void reset();
+
+ private:
+  const Device* device_ = nullptr;
+  plugsdk_buffer_t* handle_ = nullptr;
+  uint64_t bytes_ = 0;
+};
+
+class Device {
+ public:
+  /// Creates a client (with plugin-specific `options`, "key=value;..."), checks that device
+  /// `index` exists (a plugin with none says why) and reads its capabilities.
+  static StatusOr<std::unique_ptr<Device>> open(std::shared_ptr<const Plugin> plugin, uint32_t index = 0,
+                                                const std::string& options = "");
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const Plugin& plugin() const { return *plugin_; }
+  const plugsdk_api_t& api() const { return plugin_->api(); }
+  const DeviceCaps& caps() const { return caps_; }
+  uint32_t index() const { return index_; }
+  plugsdk_client_t* client() const { return client_; }
+  plugsdk_stream_t* stream() const { return stream_; }
+  /// "minimal:0 (host0)" for messages.
+  std::string describe() const;
+
+  /// Converts a plugin error into a Status naming the plugin and the call.
+  Status check(plugsdk_error_t* err, const std::string& call) const { return plugin_->check(err, call); }
+
+  StatusOr<DeviceBuffer> allocate(uint64_t bytes) const;
+  Status upload(const DeviceBuffer& dst, uint64_t offset, const void* src, uint64_t bytes) const;
+  Status download(const DeviceBuffer& src, uint64_t offset, void* dst, uint64_t bytes) const;
+  /// Waits for everything queued on the device's stream.
+  Status synchronize() const;
+
+ private:
+  Device() = default;
+  std::shared_ptr<const Plugin> plugin_;
+  uint32_t index_ = 0;
+  plugsdk_client_t* client_ = nullptr;
+  plugsdk_stream_t* stream_ = nullptr;
+  DeviceCaps caps_;
+};
+
+}  // namespace plugsdk::plugin

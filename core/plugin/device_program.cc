@@ -1,0 +1,335 @@
+// DeviceProgram: capability checks, kernel and library compilation through the table,
+// allocation by the memory plan, uploads, launches in order, downloads.
+#include "core/plugin/device_program.h"
+
+#include <algorithm>
+#include <set>
+
+#include "core/exec/kernel_utils.h"
+#include "core/exec/tensor_bytes.h"
+#include "core/plugin/kernel_encoding.h"
+#include "core/sched/interpreter.h"
+
+namespace plugsdk::plugin {
+
+using ir::SymExpr;
+using Symbols = std::map<std::string, int64_t>;
+
+compile::CompileOptions optionsFor(const DeviceCaps& caps, compile::CompileOptions o) {
+  sched::FusionCaps& f = o.schedule.caps;
+  f.horizontal = f.horizontal && caps.fusesHorizontal;
+  f.reductionEpilogue = f.reductionEpilogue && caps.fusesReductionEpilogue;
+  f.multiReduction = f.multiReduction && caps.fusesMultiReduction;
+  f.libraryEpilogue =
+      f.libraryEpilogue && caps.libraryOps != 0 && (caps.epilogueOps & caps.libraryOps) == caps.libraryOps;
+  if (caps.maxKernelStmts) f.maxKernelStmts = std::min<int64_t>(f.maxKernelStmts, caps.maxKernelStmts);
+  for (const char* op : {"prims.matmul", "prims.convolution", "prims.sdpa"})
+    if (!(caps.libraryOps & libraryOpBit(op))) o.decomp.expand.insert(op);
+  return o;
+}
+
+struct DeviceProgram::Executable {
+  const Device* device = nullptr;
+  plugsdk_executable_t* handle = nullptr;
+  std::vector<std::string> symbols;  ///< the launch's symbol values, in this order
+  std::string what;                  ///< "kernel k3" / "prims.matmul", for messages
+
+  Executable() = default;
+  Executable(const Executable&) = delete;
+  Executable& operator=(const Executable&) = delete;
+  ~Executable() {
+    if (!handle) return;
+    plugsdk_executable_destroy_args_t a{};
+    a.struct_size = sizeof(a);
+    a.client = device->client();
+    a.executable = handle;
+    (void)device->check(device->api().executable_destroy(&a), "executable_destroy");
+  }
+};
+
+DeviceProgram::~DeviceProgram() = default;
+
+namespace {
+
+void collectDTypes(const std::vector<kernel::Stmt>& body, std::set<ir::DType>& out) {
+  for (const kernel::Stmt& s : body) {
+    if (s.kind != kernel::StmtKind::kStore && s.kind != kernel::StmtKind::kLoop && s.kind != kernel::StmtKind::kCheck)
+      out.insert(s.dtype);
+    collectDTypes(s.body, out);
+  }
+}
+
+/// Every dtype a kernel loads, computes or stores must be one the device claims.
+Status checkKernelDTypes(const Device& device, const kernel::Kernel& k, const std::string& where) {
+  std::set<ir::DType> used;
+  for (const kernel::Arg& a : k.args) used.insert(a.dtype);
+  collectDTypes(k.body, used);
+  for (ir::DType t : used)
+    if (!device.caps().supports(t))
+      return unimplemented(where + " (kernel " + k.name + ") uses dtype " + std::string(ir::dtypeName(t)) +
+                           ", which device " + device.describe() +
+                           " does not support (it supports: " + device.caps().dtypeList() + ")");
+  return Status::ok();
+}
+
+std::string stepName(size_t i, const sched::Step& s) {
+  return "step " + std::to_string(i) + " (" + (s.origin.empty() ? "?" : s.origin) + ")";
+}
+
+StatusOr<std::unique_ptr<DeviceProgram::Executable>> compileKernel(const Device& d, const kernel::Kernel& k) {
+  ASSIGN_OR_RETURN(std::unique_ptr<EncodedKernel> enc, encodeKernel(k));
+  plugsdk_compile_kernel_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = d.client();
+  a.device = d.index();
+  a.kernel = &enc->get();
+  RETURN_IF_ERROR(d.check(d.api().compile_kernel(&a), "compile_kernel of " + k.name));
+  if (!a.out_executable)
+    return internalError("plugin " + d.plugin().path() + ": compile_kernel of " + k.name +
+                         " succeeded but returned a NULL executable");
+  auto e = std::make_unique<DeviceProgram::Executable>();
+  e->device = &d;
+  e->handle = a.out_executable;
+  e->what = "kernel " + k.name;
+  for (size_t i = 0; i < enc->get().num_symbols; ++i) e->symbols.emplace_back(enc->get().symbols[i]);
+  return e;
+}
+
+LibraryOperand operandOf(const sched::Program& p, const sched::View& v, std::optional<ir::DType> dtype) {
+  LibraryOperand o;
+  o.dtype = dtype ? dtype : std::optional<ir::DType>(p.buffers[static_cast<size_t>(v.buffer)].dtype);
+  o.shape = v.shape;
+  o.strides = v.strides;
+  o.offset = v.offset;
+  return o;
+}
+
+StatusOr<std::unique_ptr<DeviceProgram::Executable>> compileCall(const Device& d, const sched::Program& p,
+                                                                  const sched::LibraryCall& c,
+                                                                  const std::string& where) {
+  const uint32_t bit = libraryOpBit(c.op);
+  if (!(d.caps().libraryOps & bit))
+    return unimplemented(where + ": " + c.op + " is not implemented by device " + d.describe() +
+                         " (compile the program with optionsFor() its capabilities to expand it into loop kernels)");
+  const kernel::Kernel* epilogue = c.epilogue >= 0 ? &p.kernels[static_cast<size_t>(c.epilogue)] : nullptr;
+  if (epilogue && !(d.caps().epilogueOps & bit))
+    return unimplemented(where + ": device " + d.describe() + " takes no fused epilogue on " + c.op);
+  std::optional<ir::DType> accDType;
+  if (epilogue) {
+    RETURN_IF_ERROR(checkKernelDTypes(d, *epilogue, where + ": the epilogue of " + c.op));
+    for (const kernel::Arg& a : epilogue->args)
+      if (a.accumulator) accDType = a.dtype;
+  }
+  std::vector<LibraryOperand> ins, outs;
+  for (const auto& v : c.inputs) ins.push_back(v ? operandOf(p, *v, std::nullopt) : LibraryOperand{});
+  for (const sched::View& v : c.outputs) outs.push_back(operandOf(p, v, v.buffer < 0 ? accDType : std::nullopt));
+  for (const auto* list : {&ins, &outs})
+    for (const LibraryOperand& o : *list)
+      if (o.dtype && !d.caps().supports(*o.dtype))
+        return unimplemented(where + ": " + c.op + " on dtype " + std::string(ir::dtypeName(*o.dtype)) +
+                             ", which device " + d.describe() +
+                             " does not support (it supports: " + d.caps().dtypeList() + ")");
+  ASSIGN_OR_RETURN(std::unique_ptr<EncodedLibraryCall> call, encodeLibraryCall(c.op, c.attrs, ins, outs));
+  std::unique_ptr<EncodedKernel> encEpilogue;
+  if (epilogue) {
+    ASSIGN_OR_RETURN(encEpilogue, encodeKernel(*epilogue));
+  }
+  plugsdk_compile_library_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = d.client();
+  a.device = d.index();
+  a.op = call->op;
+  a.attributes = call->attributes.c_str();
+  a.num_inputs = call->inputs.size();
+  a.inputs = call->inputs.data();
+  a.num_outputs = call->outputs.size();
+  a.outputs = call->outputs.data();
+  a.index_insns = call->insns.data();
+  a.num_index_insns = call->insns.size();
+  a.symbols = call->symbolPtrs.data();
+  a.num_symbols = call->symbolPtrs.size();
+  a.epilogue = encEpilogue ? &encEpilogue->get() : nullptr;
+  RETURN_IF_ERROR(d.check(d.api().compile_library(&a), "compile_library of " + c.op));
+  if (!a.out_executable)
+    return internalError("plugin " + d.plugin().path() + ": compile_library of " + c.op +
+                         " succeeded but returned a NULL executable");
+  auto e = std::make_unique<DeviceProgram::Executable>();
+  e->device = &d;
+  e->handle = a.out_executable;
+  e->what = c.op;
+  e->symbols = call->symbols;
+  // The epilogue's own symbols follow the call's (one launch binds both).
+  if (encEpilogue)
+    for (size_t i = 0; i < encEpilogue->get().num_symbols; ++i) e->symbols.emplace_back(encEpilogue->get().symbols[i]);
+  return e;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<DeviceProgram>> DeviceProgram::compile(const Device& device, sched::Program program) {
+  std::unique_ptr<DeviceProgram> dp(new DeviceProgram(device, std::move(program)));
+  const sched::Program& p = dp->program_;
+  // Capabilities first: nothing is compiled for a program the device cannot run.
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const sched::Step& s = p.steps[i];
+    if (s.kind == sched::Step::Kind::kLaunch)
+      RETURN_IF_ERROR(checkKernelDTypes(device, p.kernels[static_cast<size_t>(s.launch.kernel)], stepName(i, s)));
+  }
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const sched::Step& s = p.steps[i];
+    auto e = s.kind == sched::Step::Kind::kLaunch
+                 ? compileKernel(device, p.kernels[static_cast<size_t>(s.launch.kernel)])
+                 : compileCall(device, p, s.call, stepName(i, s));
+    if (!e.isOk()) return e.status().withContext(stepName(i, s) + " of program @" + p.name);
+    dp->steps_.push_back(std::move(*e));
+  }
+  return dp;
+}
+
+std::string DeviceProgram::log() const {
+  std::string out;
+  for (const auto& e : steps_) {
+    plugsdk_executable_log_args_t a{};
+    a.struct_size = sizeof(a);
+    a.client = device_.client();
+    a.executable = e->handle;
+    if (!device_.check(device_.api().executable_log(&a), "executable_log").isOk() || !a.out_log || !*a.out_log)
+      continue;
+    out += e->what + ":\n" + a.out_log + (out.back() == '\n' ? "" : "\n");
+  }
+  return out;
+}
+
+namespace {
+
+StatusOr<int64_t> evalOr(const SymExpr& e, const Symbols& s, const std::string& what) {
+  auto v = e.evaluate(s);
+  if (!v) return invalidArgument("cannot evaluate " + what + " " + e.toString() + " (unbound size symbol)");
+  return *v;
+}
+
+/// Where each program buffer lives on the device: its own allocation or a place in the arena.
+struct Placement {
+  std::vector<DeviceBuffer> own;  ///< per program buffer (inputs and outputs)
+  DeviceBuffer arena;
+  std::vector<plugsdk_buffer_t*> handle;
+  std::vector<uint64_t> offset;
+};
+
+StatusOr<Placement> place(const Device& d, const sched::Program& p, const Symbols& s) {
+  Placement pl;
+  pl.own.resize(p.buffers.size());
+  pl.handle.assign(p.buffers.size(), nullptr);
+  pl.offset.assign(p.buffers.size(), 0);
+  ASSIGN_OR_RETURN(int64_t arenaBytes, evalOr(p.arenaBytes, s, "the arena size"));
+  ASSIGN_OR_RETURN(pl.arena, d.allocate(static_cast<uint64_t>(arenaBytes)));
+  for (size_t i = 0; i < p.buffers.size(); ++i) {
+    const sched::Buffer& b = p.buffers[i];
+    if (b.role == sched::BufferRole::kTemp) {
+      ASSIGN_OR_RETURN(int64_t at, evalOr(b.offset, s, "the arena offset of %" + b.name));
+      pl.handle[i] = pl.arena.handle();
+      pl.offset[i] = static_cast<uint64_t>(at);
+      continue;
+    }
+    ASSIGN_OR_RETURN(int64_t n, evalOr(b.numel, s, "the size of %" + b.name));
+    ASSIGN_OR_RETURN(pl.own[i], d.allocate(static_cast<uint64_t>(n * sched::dtypeBytes(b.dtype))));
+    pl.handle[i] = pl.own[i].handle();
+  }
+  return pl;
+}
+
+/// An input laid out in its buffer by the program's strides for it.
+StatusOr<std::string> inputBytes(const sched::Program& p, const sched::ProgramInput& in, const exec::HostTensor& t,
+                                 const Symbols& s) {
+  const sched::Buffer& b = p.buffers[static_cast<size_t>(in.buffer)];
+  ASSIGN_OR_RETURN(int64_t n, evalOr(b.numel, s, "the size of %" + b.name));
+  std::vector<int64_t> strides;
+  for (const SymExpr& st : in.type.effectiveStrides()) {
+    ASSIGN_OR_RETURN(int64_t v, evalOr(st, s, "a stride of input %" + in.name));
+    strides.push_back(v);
+  }
+  exec::HostTensor storage(b.dtype, {n});
+  exec::forEachIndex(t.shape(), [&](const std::vector<int64_t>& idx, int64_t linear) {
+    const int64_t at = exec::offsetOf(idx, strides);
+    if (t.isFloating())
+      storage.setDouble(at, t.getDouble(linear));
+    else
+      storage.setInt(at, t.getInt(linear));
+  });
+  std::string bytes(static_cast<size_t>(n * sched::dtypeBytes(b.dtype)), '\0');
+  exec::encodeElements(storage, bytes.data());
+  return bytes;
+}
+
+}  // namespace
+
+StatusOr<std::vector<exec::HostTensor>> DeviceProgram::run(const std::vector<exec::HostTensor>& inputs) const {
+  const sched::Program& p = program_;
+  ASSIGN_OR_RETURN(Symbols s, sched::bindInputs(p, inputs));
+  ASSIGN_OR_RETURN(Placement pl, place(device_, p, s));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const sched::ProgramInput& in = p.inputs[i];
+    ASSIGN_OR_RETURN(std::string bytes, inputBytes(p, in, inputs[i], s));
+    const auto b = static_cast<size_t>(in.buffer);
+    RETURN_IF_ERROR(device_.upload(pl.own[b], pl.offset[b], bytes.data(), bytes.size()));
+  }
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const sched::Step& step = p.steps[i];
+    const Executable& e = *steps_[i];
+    std::vector<plugsdk_buffer_t*> bufs;
+    std::vector<uint64_t> offs;
+    auto add = [&](int b) {
+      bufs.push_back(b >= 0 ? pl.handle[static_cast<size_t>(b)] : nullptr);
+      offs.push_back(b >= 0 ? pl.offset[static_cast<size_t>(b)] : 0);
+    };
+    if (step.kind == sched::Step::Kind::kLaunch) {
+      for (int b : step.launch.args) add(b);
+    } else {
+      for (const auto& v : step.call.inputs) add(v ? v->buffer : -1);
+      for (const sched::View& v : step.call.outputs) add(v.buffer);
+      for (int b : step.call.epilogueArgs)
+        if (b >= 0) add(b);
+    }
+    std::vector<int64_t> values;
+    for (const std::string& name : e.symbols) {
+      auto it = s.find(name);
+      if (it == s.end())
+        return internalError(stepName(i, step) + ": " + e.what + " needs size symbol " + name +
+                             ", which no input binds");
+      values.push_back(it->second);
+    }
+    plugsdk_launch_args_t a{};
+    a.struct_size = sizeof(a);
+    a.client = device_.client();
+    a.stream = device_.stream();
+    a.executable = e.handle;
+    a.num_buffers = bufs.size();
+    a.buffers = bufs.data();
+    a.offsets = offs.data();
+    a.num_symbols = values.size();
+    a.symbol_values = values.data();
+    Status st = device_.check(device_.api().launch(&a), "launch of " + e.what);
+    if (!st.isOk()) return st.withContext(stepName(i, step) + " of program @" + p.name);
+  }
+  RETURN_IF_ERROR(device_.synchronize());
+  std::vector<exec::HostTensor> outs;
+  for (const sched::ProgramOutput& o : p.outputs) {
+    std::vector<int64_t> shape;
+    int64_t n = 1;
+    for (const SymExpr& dim : o.shape) {
+      ASSIGN_OR_RETURN(int64_t v, evalOr(dim, s, "a dim of output %" + o.name));
+      shape.push_back(v);
+      n *= v;
+    }
+    const sched::Buffer& b = p.buffers[static_cast<size_t>(o.buffer)];
+    std::string bytes(static_cast<size_t>(n * sched::dtypeBytes(b.dtype)), '\0');
+    const auto bi = static_cast<size_t>(o.buffer);
+    if (b.role == sched::BufferRole::kTemp)
+      return internalError("output %" + o.name + " lives in the arena (the schedule gives outputs their own buffers)");
+    RETURN_IF_ERROR(device_.download(pl.own[bi], pl.offset[bi], bytes.data(), bytes.size()));
+    outs.push_back(exec::decodeElements(b.dtype, shape, bytes.data()));
+  }
+  return outs;
+}
+
+}  // namespace plugsdk::plugin

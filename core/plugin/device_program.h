@@ -1,0 +1,49 @@
+// A scheduled Program on a plugin device. Compiling checks everything the device must do
+// against its capabilities first -- every dtype a kernel touches, every library op and
+// epilogue -- so that an unsupported op is an error at compile time naming the op and the
+// device (there is no host fallback), then compiles each kernel and library call into an
+// executable. Running allocates through the plugin (inputs, outputs and one arena for the
+// temporaries, as the memory plan lays them out), uploads, launches every step in order on
+// the device's stream, synchronizes and downloads the outputs.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "core/compile/pipeline.h"
+#include "core/exec/host_tensor.h"
+#include "core/plugin/device.h"
+#include "core/sched/program.h"
+
+namespace plugsdk::plugin {
+
+/// The compile options a device's capabilities call for: its fusion flags, its kernel size
+/// limit, and the library ops it does not implement expanded into loop kernels.
+compile::CompileOptions optionsFor(const DeviceCaps& caps, compile::CompileOptions base = {});
+
+class DeviceProgram {
+ public:
+  /// Compiles `program` (scheduled with optionsFor(device.caps())) for `device`, which must
+  /// outlive the result.
+  static StatusOr<std::unique_ptr<DeviceProgram>> compile(const Device& device, sched::Program program);
+  ~DeviceProgram();
+  DeviceProgram(const DeviceProgram&) = delete;
+  DeviceProgram& operator=(const DeviceProgram&) = delete;
+
+  /// Runs on logical (contiguous) inputs; returns the outputs. Thread-compatible.
+  StatusOr<std::vector<exec::HostTensor>> run(const std::vector<exec::HostTensor>& inputs) const;
+
+  const sched::Program& program() const { return program_; }
+  /// The plugin's compiler log of every executable ("" when it has nothing to say).
+  std::string log() const;
+
+  struct Executable;  ///< a compiled step (device_program.cc)
+
+ private:
+  DeviceProgram(const Device& device, sched::Program program) : device_(device), program_(std::move(program)) {}
+  const Device& device_;
+  sched::Program program_;
+  std::vector<std::unique_ptr<Executable>> steps_;  ///< one per program step
+};
+
+}  // namespace plugsdk::plugin
