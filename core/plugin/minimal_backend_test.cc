@@ -745,6 +745,243 @@ TEST_F(MinimalBackend, NumericsOptions) {
   EXPECT_NE(x.status().message().find("unknown option 'numerics=fast'"), std::string::npos) << x.status().toString();
 }
 
+// ---- the ABI surface's bad-argument paths: each is an error naming the function, never a crash ----
+
+TEST_F(MinimalBackend, MemoryFunctionsRejectBadArguments) {
+  auto expectError = [](plugsdk_error_t* e, StatusCode code, const std::string& part) {
+    Status s = check(e, "call");
+    EXPECT_EQ(s.code(), code) << s.toString();
+    EXPECT_NE(s.message().find(part), std::string::npos) << s.toString();
+  };
+  const auto invalid = StatusCode::kInvalidArgument;
+  const auto range = StatusCode::kOutOfRange;
+
+  // allocate
+  expectError(api().buffer_allocate(nullptr), invalid, "buffer_allocate: args is NULL");
+  plugsdk_buffer_allocate_args_t a{};
+  a.struct_size = 16;
+  expectError(api().buffer_allocate(&a), invalid, "buffer_allocate: args->struct_size is 16");
+  a.struct_size = sizeof(a);
+  expectError(api().buffer_allocate(&a), invalid, "buffer_allocate: bad client handle");
+  a.client = client_;
+  a.memory_kind = PLUGSDK_MEMORY_DEVICE;
+  expectError(api().buffer_allocate(&a), invalid, "memory_kind 1 is not HOST or SHARED");
+  a.memory_kind = PLUGSDK_MEMORY_SHARED;
+  a.device = 3;
+  expectError(api().buffer_allocate(&a), invalid, "buffer_allocate: no device 3");
+  a.device = 0;
+  a.bytes = 0;  // zero bytes is a valid buffer
+  ASSERT_TRUE(check(api().buffer_allocate(&a), "buffer_allocate").isOk());
+  plugsdk_buffer_t* empty = a.out_buffer;
+  plugsdk_buffer_t* b = allocate(64);
+  std::vector<uint8_t> sevens(64, 7);
+  ASSERT_TRUE(copy(PLUGSDK_COPY_HOST_TO_DEVICE, b, sevens.data(), 64).isOk());
+
+  // copy
+  std::vector<uint8_t> host(128, 7);
+  plugsdk_buffer_copy_args_t c{};
+  c.struct_size = sizeof(c);
+  c.client = client_;
+  c.kind = PLUGSDK_COPY_HOST_TO_DEVICE;
+  c.dst = b;
+  c.bytes = 64;
+  expectError(api().buffer_copy(&c), invalid, "buffer_copy: HOST_TO_DEVICE with host_src NULL");
+  c.host_src = host.data();
+  c.dst_offset = 8;
+  expectError(api().buffer_copy(&c), range, "buffer_copy: 64 bytes at dst_offset 8 pass the end of the 64-byte dst");
+  c.dst_offset = UINT64_MAX;  // no overflow
+  c.bytes = 2;
+  expectError(api().buffer_copy(&c), range, "pass the end");
+  c.dst_offset = 0;
+  c.dst = reinterpret_cast<plugsdk_buffer_t*>(client_);  // a handle of another kind
+  expectError(api().buffer_copy(&c), invalid, "buffer_copy: bad dst buffer handle");
+  c.dst = empty;
+  c.bytes = 0;
+  EXPECT_TRUE(check(api().buffer_copy(&c), "buffer_copy").isOk());  // zero bytes into a zero-byte buffer
+  c.kind = PLUGSDK_COPY_DEVICE_TO_HOST;
+  c.src = b;
+  c.bytes = 65;
+  expectError(api().buffer_copy(&c), invalid, "DEVICE_TO_HOST with host_dst NULL");
+  c.host_dst = host.data();
+  expectError(api().buffer_copy(&c), range, "65 bytes at src_offset 0 pass the end of the 64-byte src buffer");
+  c.kind = PLUGSDK_COPY_DEVICE_TO_DEVICE;
+  c.bytes = 32;
+  c.src = nullptr;
+  expectError(api().buffer_copy(&c), invalid, "bad src buffer handle");
+  c.src = b;
+  c.dst = b;
+  c.dst_offset = 16;
+  EXPECT_TRUE(check(api().buffer_copy(&c), "buffer_copy").isOk());  // overlapping is fine
+  c.kind = 9;
+  expectError(api().buffer_copy(&c), invalid, "unknown copy kind 9");
+  c.kind = PLUGSDK_COPY_DEVICE_TO_DEVICE;
+  c.stream = reinterpret_cast<plugsdk_stream_t*>(b);
+  expectError(api().buffer_copy(&c), invalid, "buffer_copy: bad stream handle");
+
+  // fill
+  plugsdk_buffer_fill_args_t f{};
+  f.struct_size = PLUGSDK_STRUCT_SIZE(plugsdk_buffer_fill_args_t, pattern);
+  expectError(api().buffer_fill(&f), invalid, "buffer_fill: args->struct_size");
+  f.struct_size = sizeof(f);
+  f.client = client_;
+  f.buffer = b;
+  f.bytes = 64;
+  f.pattern_bytes = 3;
+  expectError(api().buffer_fill(&f), invalid, "pattern_bytes is 3, not 1, 2, 4 or 8");
+  f.pattern_bytes = 8;
+  f.bytes = 12;
+  expectError(api().buffer_fill(&f), invalid, "bytes (12) is not a multiple of pattern_bytes (8)");
+  f.bytes = 64;
+  f.offset = 8;
+  expectError(api().buffer_fill(&f), range, "buffer_fill: 64 bytes at offset 8 pass the end of the 64-byte buffer");
+  f.offset = 16;
+  f.bytes = 48;
+  f.pattern_bytes = 2;
+  f.pattern[0] = 1;
+  f.pattern[1] = 2;
+  ASSERT_TRUE(check(api().buffer_fill(&f), "buffer_fill").isOk());
+  std::vector<uint8_t> back(64);
+  ASSERT_TRUE(copy(PLUGSDK_COPY_DEVICE_TO_HOST, b, back.data(), 64).isOk());
+  EXPECT_EQ(back[15], 7);
+  EXPECT_EQ(back[16], 1);
+  EXPECT_EQ(back[63], 2);
+
+  // free, and the client refuses to go while anything lives
+  plugsdk_client_destroy_args_t cd{};
+  cd.struct_size = sizeof(cd);
+  cd.client = client_;
+  expectError(api().client_destroy(&cd), StatusCode::kFailedPrecondition, "client_destroy: 2 buffers");
+  plugsdk_buffer_free_args_t fr{};
+  fr.struct_size = sizeof(fr);
+  fr.client = client_;
+  expectError(api().buffer_free(&fr), invalid, "buffer_free: bad buffer handle");
+  release(b);
+  release(empty);
+  expectError(api().error_info(nullptr), invalid, "error_info: args is NULL");
+}
+
+TEST_F(MinimalBackend, StreamsAndEventsAreRealHandles) {
+  plugsdk_stream_create_args_t sc{};
+  sc.struct_size = sizeof(sc);
+  sc.client = client_;
+  ASSERT_TRUE(check(api().stream_create(&sc), "stream_create").isOk());
+  plugsdk_event_args_t e{};
+  e.struct_size = sizeof(e);
+  e.client = client_;
+  ASSERT_TRUE(check(api().event_create(&e), "event_create").isOk());
+  e.event = e.out_event;
+  e.stream = sc.out_stream;
+  EXPECT_TRUE(check(api().event_record(&e), "event_record").isOk());
+  EXPECT_TRUE(check(api().event_wait(&e), "event_wait").isOk());
+  EXPECT_TRUE(check(api().event_synchronize(&e), "event_synchronize").isOk());
+  plugsdk_stream_args_t s{};
+  s.struct_size = sizeof(s);
+  s.client = client_;
+  s.stream = sc.out_stream;
+  EXPECT_TRUE(check(api().stream_synchronize(&s), "stream_synchronize").isOk());
+  // Handles of the wrong kind are rejected.
+  plugsdk_event_args_t bad = e;
+  bad.stream = reinterpret_cast<plugsdk_stream_t*>(e.event);
+  EXPECT_NE(check(api().event_record(&bad), "").message().find("event_record: bad stream handle"), std::string::npos);
+  bad = e;
+  bad.event = reinterpret_cast<plugsdk_event_t*>(sc.out_stream);
+  EXPECT_NE(check(api().event_destroy(&bad), "").message().find("event_destroy: bad event handle"), std::string::npos);
+  EXPECT_TRUE(check(api().event_destroy(&e), "event_destroy").isOk());
+  EXPECT_TRUE(check(api().stream_destroy(&s), "stream_destroy").isOk());
+  sc.device = 1;
+  EXPECT_EQ(check(api().stream_create(&sc), "").code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(MinimalBackend, CompileRejectsBadKernelsAndLibraryOps) {
+  kernel::Kernel k = parse(R"(kernel @k(%x: f32 in, %y: f32 out) grid [s0] {
+  loop [4] {
+    %0 = load %x[4*i0+r0] : f32
+    %1 = reduce sum %0 : f32
+  }
+  store %y[i0], %1
+})");
+  auto enc = encodeKernel(k);
+  ASSERT_TRUE(enc.isOk());
+  auto expectBad = [](const plugsdk_kernel_t& bad, const std::string& part) {
+    auto x = compile(bad);
+    ASSERT_FALSE(x.isOk());
+    EXPECT_EQ(x.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(x.status().message().find(part), std::string::npos) << x.status().toString();
+  };
+  const plugsdk_kernel_t& good = (*enc)->get();
+  plugsdk_kernel_t bad = good;
+  bad.struct_size = 8;
+  expectBad(bad, "compile_kernel: kernel @k: kernel->struct_size is 8, too small");
+  bad = good;
+  bad.stmt_size = 8;
+  expectBad(bad, "stmt_size 8");
+  bad = good;
+  bad.num_index_insns = 1;
+  expectBad(bad, "kernel @k: index expression [0, +3) is outside the 1 index instructions");
+  std::vector<plugsdk_stmt_t> stmts(good.stmts, good.stmts + good.num_stmts);
+  bad = good;
+  bad.stmts = stmts.data();
+  stmts[1].operands[0] = 0;  // the load's mask: not a value yet
+  stmts[1].num_operands = 1;
+  expectBad(bad, "statement 1: uses %0 before it is defined");
+  stmts.assign(good.stmts, good.stmts + good.num_stmts);
+  stmts[0].body_count = 9;
+  expectBad(bad, "statement 0: loop body of 9 statements runs past the kernel's end");
+  stmts.assign(good.stmts, good.stmts + good.num_stmts);
+  stmts[3].operands[0] = 0;  // the store reads a loop-local value after the loop
+  expectBad(bad, "statement 3: uses %0 before it is defined (or outside its loop)");
+  stmts.assign(good.stmts, good.stmts + good.num_stmts);
+  stmts[2].op = 17;
+  expectBad(bad, "statement 2: unknown reduce op 17");
+  stmts.assign(good.stmts, good.stmts + good.num_stmts);
+  stmts[3].arg = 5;
+  expectBad(bad, "statement 3: argument 5 is out of range");
+  stmts.assign(good.stmts, good.stmts + good.num_stmts);
+  stmts[1].kind = 42;
+  expectBad(bad, "statement 1: unknown statement kind 42");
+  std::vector<plugsdk_index_insn_t> insns(good.index_insns, good.index_insns + good.num_index_insns);
+  bad = good;
+  bad.index_insns = insns.data();
+  for (auto& in : insns)
+    if (in.op == PLUGSDK_INDEX_LOOP_VAR) in.operand = 3;
+  expectBad(bad, "index uses r3, which is not in scope");
+  insns.assign(good.index_insns, good.index_insns + good.num_index_insns);
+  insns[0].op = PLUGSDK_INDEX_ADD;
+  expectBad(bad, "index program underflows its stack");
+
+  // A larger statement struct (a newer core): stepped through with stmt_size.
+  struct Bigger {
+    plugsdk_stmt_t s;
+    uint64_t added;
+  };
+  std::vector<Bigger> big;
+  for (size_t i = 0; i < good.num_stmts; ++i) big.push_back({good.stmts[i], 0xdeadbeef});
+  bad = good;
+  bad.stmts = &big[0].s;
+  bad.stmt_size = sizeof(Bigger);
+  auto x = compile(bad);
+  ASSERT_TRUE(x.isOk()) << x.status().toString();
+  plugsdk_executable_log_args_t log{};
+  log.struct_size = sizeof(log);
+  log.client = client_;
+  log.executable = *x;
+  ASSERT_TRUE(check(api().executable_log(&log), "executable_log").isOk());
+  EXPECT_STREQ(log.out_log, "");
+  plugsdk_buffer_t* b = allocate(64);
+  EXPECT_NE(launch(*x, {b}, {4}).message().find("launch: kernel @k takes 2 buffers, got 1"), std::string::npos);
+  EXPECT_NE(launch(*x, {b, b}, {}).message().find("takes 1 symbol values, got 0"), std::string::npos);
+  EXPECT_NE(launch(*x, {b, nullptr}, {1}).message().find("bad buffer handle for argument %y"), std::string::npos);
+  EXPECT_TRUE(launch(*x, {b, b}, {4}).isOk());
+  release(b);
+  destroy(*x);
+
+  plugsdk_compile_library_args_t lib{};
+  lib.struct_size = sizeof(lib);
+  lib.client = client_;
+  lib.op = PLUGSDK_LIBRARY_MATMUL;
+  EXPECT_EQ(check(api().compile_library(&lib), "compile_library").code(), StatusCode::kUnimplemented);
+}
+
 // ---- kernels from scheduled programs --------------------------------------------------------------
 
 // Softmax, pad, gather (check), cat, scatter_add, dropout (rand), a cast to f16, a symbolic size.
