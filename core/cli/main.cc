@@ -17,6 +17,7 @@
 #include "core/exec/npy.h"
 #include "core/exec/reference_executor.h"
 #include "core/ir/verifier.h"
+#include "core/plugin/device_program.h"
 #include "core/plugin/loader.h"
 #include "core/sched/interpreter.h"
 #include "core/sched/schedule.h"
@@ -34,7 +35,10 @@ const char* kUsage =
     "                         program (fused kernels and library calls), program-unfused,\n"
     "                         program-loops (library ops expanded into loop kernels)\n"
     "  run FILE [options]     execute a graph and print its outputs and the time taken\n"
-    "      --backend NAME       where to run it (default and, for now, only: reference)\n"
+    "      --backend NAME       where to run it: reference (the default) or a plugin by name\n"
+    "                           (plugsdk plugins lists them); a plugin runs the program stage\n"
+    "      --device N           the plugin's device (default 0)\n"
+    "      --backend-options S  plugin-specific client options, \"key=value;...\"\n"
     "      --lower STAGE        run the graph lowered to STAGE first: aten (as written, the\n"
     "                           default), prims, or a program stage (on the program interpreter)\n"
     "      --input NAME=PATH    an input from a .npy file (others are random)\n"
@@ -107,7 +111,23 @@ struct Lowered {
   std::optional<sched::Program> program;
 };
 
-StatusOr<Lowered> lowerTo(const ir::Context& ctx, ir::Graph g, const std::string& stage) {
+/// The plugin search path: PLUGSDK_PLUGIN_PATH, the install directory, then the plugins
+/// beside this executable (build/bin/../plugins, <prefix>/bin/../lib/plugsdk/plugins).
+std::vector<std::string> pluginSearchPath() {
+  std::vector<std::string> path = plugin::Loader::defaultSearchPath();
+  std::error_code ec;
+  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    for (const char* rel : {"../plugins", "../lib/plugsdk/plugins"}) {
+      const std::filesystem::path dir = (exe.parent_path() / rel).lexically_normal();
+      if (std::find(path.begin(), path.end(), dir.string()) == path.end()) path.push_back(dir.string());
+    }
+  return path;
+}
+
+/// `caps`: lower for that device (its fusion flags; library ops it lacks become loops).
+StatusOr<Lowered> lowerTo(const ir::Context& ctx, ir::Graph g, const std::string& stage,
+                          const plugin::DeviceCaps* caps = nullptr) {
   if (stage == "aten") return Lowered{std::move(g), std::nullopt};
   if (stage != "prims" && !isProgramStage(stage))
     return invalidArgument("unknown stage '" + stage +
@@ -115,6 +135,7 @@ StatusOr<Lowered> lowerTo(const ir::Context& ctx, ir::Graph g, const std::string
   compile::CompileOptions options = compile::optionsFromEnvironment();
   options.schedule.caps.fuse = stage != "program-unfused";
   if (stage == "program-loops") options.decomp.expand = {"prims.matmul", "prims.convolution", "prims.sdpa"};
+  if (caps) options = plugin::optionsFor(*caps, options);
   ASSIGN_OR_RETURN(compile::Compiled c, compile::compileGraph(ctx, g, options));
   if (stage == "prims") return Lowered{std::move(c.prims), std::nullopt};
   return Lowered{std::move(c.prims), std::move(c.program)};
@@ -145,7 +166,9 @@ int cmdLower(const ir::Context& ctx, const std::vector<std::string>& args) {
 }
 
 int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std::string>& args) {
-  std::string file, backend = "reference", saveDir, stage = "aten";
+  std::string file, backend = "reference", saveDir, stage = "aten", backendOptions;
+  uint32_t deviceIndex = 0;
+  bool stageGiven = false;
   std::map<std::string, std::string> inputFiles;
   std::map<std::string, int64_t> syms;
   uint64_t seed = 0;
@@ -172,6 +195,14 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
         auto v = value("--backend");
         if (!v) return 2;
         backend = *v;
+      } else if (a == "--device") {
+        auto v = value("--device");
+        if (!v) return 2;
+        deviceIndex = static_cast<uint32_t>(std::stoul(*v));
+      } else if (a == "--backend-options") {
+        auto v = value("--backend-options");
+        if (!v) return 2;
+        backendOptions = *v;
       } else if (a == "--input") {
         auto v = value("--input");
         if (!v) return 2;
@@ -202,6 +233,7 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
         auto v = value("--lower");
         if (!v) return 2;
         stage = *v;
+        stageGiven = true;
       } else if (a == "--quiet")
         quiet = true;
       else if (!a.empty() && a[0] == '-')
@@ -215,13 +247,28 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
     }
   }
   if (file.empty()) return usageError("run needs a FILE");
-  if (backend != "reference")
-    return fail(unimplemented("backend '" + backend + "' is not available (this build has: reference)"));
+  std::unique_ptr<plugin::Device> device;
+  if (backend != "reference") {
+    plugin::Loader loader(pluginSearchPath());
+    auto p = loader.load(backend);
+    if (!p.isOk()) {
+      std::string have;
+      for (const std::string& n : loader.available()) have += " " + n;
+      return fail(p.status().withContext("backend '" + backend + "' (plugins found:" +
+                                         (have.empty() ? std::string(" none") : have) + ")"));
+    }
+    auto d = plugin::Device::open(*p, deviceIndex, backendOptions);
+    if (!d.isOk()) return fail(d.status());
+    device = std::move(*d);
+    if (!stageGiven) stage = "program";
+    if (!isProgramStage(stage))
+      return usageError("--backend " + backend + " runs a program: --lower must be a program stage, not " + stage);
+  }
   auto parsed = text::parseGraphFile(*ctx, file);
   if (!parsed.isOk()) return fail(parsed.status());
   std::vector<std::string> outNames;  // as written: lowering may rename or forward outputs
   for (const ir::Value* v : parsed->outputs()) outNames.push_back(v->name());
-  auto lowered = lowerTo(*ctx, std::move(*parsed), stage);
+  auto lowered = lowerTo(*ctx, std::move(*parsed), stage, device ? &device->caps() : nullptr);
   if (!lowered.isOk()) return fail(lowered.status());
   const ir::Graph* g = &lowered->graph;
 
@@ -273,9 +320,18 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   exec::RunStats stats;
   const std::optional<sched::Program>& program = lowered->program;
   sched::ProgramInterpreter interp(ctx);
+  std::unique_ptr<plugin::DeviceProgram> onDevice;
+  double compileSeconds = 0;
+  if (device) {
+    auto start = std::chrono::steady_clock::now();
+    auto dp = plugin::DeviceProgram::compile(*device, *program);
+    if (!dp.isOk()) return fail(dp.status());
+    onDevice = std::move(*dp);
+    compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   for (int r = 0; r < repeat; ++r) {
     auto start = std::chrono::steady_clock::now();
-    outs = program ? interp.run(*program, inputs) : ex.run(*g, inputs, &stats);
+    outs = onDevice ? onDevice->run(inputs) : program ? interp.run(*program, inputs) : ex.run(*g, inputs, &stats);
     if (!outs.isOk()) return fail(outs.status());
     times.push_back(program ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
                             : stats.seconds);
@@ -291,7 +347,11 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   }
   if (!quiet)
     for (size_t i = 0; i < outs->size(); ++i) printTensor("%" + outNames[i], (*outs)[i]);
-  if (program)
+  if (onDevice)
+    std::printf("ran @%s as a program (%d kernels, %d library calls) on %s: %.3f ms (median of %d), compiled in %.1f ms\n",
+                g->name().c_str(), program->numLaunches(), program->numCalls(), device->describe().c_str(),
+                times[times.size() / 2] * 1e3, repeat, compileSeconds * 1e3);
+  else if (program)
     std::printf(
         "ran @%s as a program (%d kernels, %d library calls) on the program interpreter: %.3f ms (median of %d)\n",
         g->name().c_str(), program->numLaunches(), program->numCalls(), times[times.size() / 2] * 1e3, repeat);
@@ -304,7 +364,7 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
 
 /// Each plugin on the search path: loaded (ABI, devices) or the error; a bad plugin never stops the listing.
 int cmdPlugins() {
-  plugin::Loader loader(plugin::Loader::defaultSearchPath());
+  plugin::Loader loader(pluginSearchPath());
   std::string path;
   for (const std::string& d : loader.searchPath()) path += (path.empty() ? "" : ":") + d;
   std::printf("search path: %s\n", path.c_str());

@@ -47,6 +47,8 @@ struct DeviceProgram::Executable {
   }
 };
 
+DeviceProgram::DeviceProgram(const Device& device, sched::Program program)
+    : device_(device), program_(std::move(program)) {}
 DeviceProgram::~DeviceProgram() = default;
 
 namespace {

@@ -40,7 +40,7 @@ class DeviceProgram {
   struct Executable;  ///< a compiled step (device_program.cc)
 
  private:
-  DeviceProgram(const Device& device, sched::Program program) : device_(device), program_(std::move(program)) {}
+  DeviceProgram(const Device& device, sched::Program program);
   const Device& device_;
   sched::Program program_;
   std::vector<std::unique_ptr<Executable>> steps_;  ///< one per program step
