@@ -254,8 +254,8 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
     if (!p.isOk()) {
       std::string have;
       for (const std::string& n : loader.available()) have += " " + n;
-      return fail(p.status().withContext("backend '" + backend + "' (plugins found:" +
-                                         (have.empty() ? std::string(" none") : have) + ")"));
+      return fail(p.status().withContext("backend '" + backend +
+                                         "' (plugins found:" + (have.empty() ? std::string(" none") : have) + ")"));
     }
     auto d = plugin::Device::open(*p, deviceIndex, backendOptions);
     if (!d.isOk()) return fail(d.status());
@@ -348,9 +348,10 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   if (!quiet)
     for (size_t i = 0; i < outs->size(); ++i) printTensor("%" + outNames[i], (*outs)[i]);
   if (onDevice)
-    std::printf("ran @%s as a program (%d kernels, %d library calls) on %s: %.3f ms (median of %d), compiled in %.1f ms\n",
-                g->name().c_str(), program->numLaunches(), program->numCalls(), device->describe().c_str(),
-                times[times.size() / 2] * 1e3, repeat, compileSeconds * 1e3);
+    std::printf(
+        "ran @%s as a program (%d kernels, %d library calls) on %s: %.3f ms (median of %d), compiled in %.1f ms\n",
+        g->name().c_str(), program->numLaunches(), program->numCalls(), device->describe().c_str(),
+        times[times.size() / 2] * 1e3, repeat, compileSeconds * 1e3);
   else if (program)
     std::printf(
         "ran @%s as a program (%d kernels, %d library calls) on the program interpreter: %.3f ms (median of %d)\n",

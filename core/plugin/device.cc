@@ -131,7 +131,7 @@ StatusOr<DeviceBuffer> Device::allocate(uint64_t bytes) const {
   a.struct_size = sizeof(a);
   a.client = client_;
   a.device = index_;
-  a.memory_kind = (caps_.memoryKinds & PLUGSDK_MEMORY_DEVICE) ? PLUGSDK_MEMORY_DEVICE
+  a.memory_kind = (caps_.memoryKinds & PLUGSDK_MEMORY_DEVICE)   ? PLUGSDK_MEMORY_DEVICE
                   : (caps_.memoryKinds & PLUGSDK_MEMORY_SHARED) ? PLUGSDK_MEMORY_SHARED
                                                                 : PLUGSDK_MEMORY_HOST;
   a.bytes = bytes;

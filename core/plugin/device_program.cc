@@ -107,8 +107,8 @@ LibraryOperand operandOf(const sched::Program& p, const sched::View& v, std::opt
 }
 
 StatusOr<std::unique_ptr<DeviceProgram::Executable>> compileCall(const Device& d, const sched::Program& p,
-                                                                  const sched::LibraryCall& c,
-                                                                  const std::string& where) {
+                                                                 const sched::LibraryCall& c,
+                                                                 const std::string& where) {
   const uint32_t bit = libraryOpBit(c.op);
   if (!(d.caps().libraryOps & bit))
     return unimplemented(where + ": " + c.op + " is not implemented by device " + d.describe() +

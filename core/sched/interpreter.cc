@@ -39,7 +39,6 @@ StatusOr<std::vector<int64_t>> evalShape(const Shape& shape, const Symbols& s, c
   return out;
 }
 
-
 void copyElement(const exec::HostTensor& from, int64_t i, exec::HostTensor& to, int64_t j) {
   if (from.isFloating())
     to.doubles()[static_cast<size_t>(j)] = from.doubles()[static_cast<size_t>(i)];

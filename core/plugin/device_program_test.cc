@@ -1,0 +1,205 @@
+// The device layer against real and purpose-built plugins: programs run through the minimal
+// sample and match the program interpreter; every fault (an error from a call, a NULL handle,
+// a failing launch, a device without the op or dtype) is an error naming the plugin file and
+// the cause, at compile time where it can be; a plugin of a newer minor works.
+#include "core/plugin/device_program.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "core/sched/interpreter.h"
+#include "core/text/parser.h"
+
+namespace plugsdk::plugin {
+namespace {
+
+Loader testLoader() { return Loader({PLUGSDK_TEST_PLUGIN_DIR, PLUGSDK_BUILT_PLUGIN_DIR}); }
+
+std::unique_ptr<Device> openDevice(const std::string& name, const std::string& options = "") {
+  auto p = testLoader().load(name);
+  EXPECT_TRUE(p.isOk()) << p.status().toString();
+  if (!p.isOk()) return nullptr;
+  auto d = Device::open(*p, 0, options);
+  EXPECT_TRUE(d.isOk()) << d.status().toString();
+  return d.isOk() ? std::move(*d) : nullptr;
+}
+
+Status openStatus(const std::string& name) {
+  auto p = testLoader().load(name);
+  if (!p.isOk()) return p.status();
+  auto d = Device::open(*p);
+  return d.isOk() ? Status::ok() : d.status();
+}
+
+void expectHas(const Status& s, const std::string& part) {
+  EXPECT_FALSE(s.isOk());
+  EXPECT_NE(s.message().find(part), std::string::npos) << s.toString();
+}
+
+exec::HostTensor randomInput(const ir::TensorType& t, const std::vector<int64_t>& shape, std::mt19937_64& rng) {
+  exec::HostTensor x(t.dtype, shape);
+  std::normal_distribution<double> normal;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    if (x.isFloating())
+      x.setDouble(i, exec::roundToFloatType(normal(rng), t.dtype));
+    else
+      x.setInt(i, static_cast<int64_t>(i % 3));
+  }
+  return x;
+}
+
+// Matmul (a library op, expanded to loops for a device without it), softmax (reductions), a
+// transposed view, gather (indirect loads), a symbolic batch size.
+const char* kGraph = R"(graph @g(%x: f64[s0, 8], %w: f64[6, 8], %i: i64[s0, 2]) {
+  %t = aten.t(%w)
+  %m = aten.mm(%x, %t)
+  %r = aten.relu(%m)
+  %s = aten._softmax(%r) {dim = 1, half_to_float = false}
+  %g = aten.gather(%s, %i) {dim = 1}
+  return %s, %g
+})";
+
+struct Compiled {
+  std::shared_ptr<const ir::Context> ctx = ir::makeDefaultContext();
+  sched::Program program;
+};
+
+Compiled compileFor(const DeviceCaps* caps, const char* src = kGraph) {
+  Compiled c;
+  auto g = text::parseGraph(*c.ctx, src);
+  EXPECT_TRUE(g.isOk()) << g.status().toString();
+  compile::CompileOptions o;
+  if (caps) o = optionsFor(*caps, o);
+  auto r = compile::compileGraph(*c.ctx, *g, o);
+  EXPECT_TRUE(r.isOk()) << r.status().toString();
+  if (r.isOk()) c.program = std::move(r->program);
+  return c;
+}
+
+std::vector<exec::HostTensor> inputsFor(const sched::Program& p, int64_t s0) {
+  std::mt19937_64 rng(7);
+  std::vector<exec::HostTensor> ins;
+  for (const sched::ProgramInput& in : p.inputs) {
+    std::vector<int64_t> shape;
+    for (const auto& d : in.type.shape) shape.push_back(*d.evaluate({{"s0", s0}}));
+    ins.push_back(randomInput(in.type, shape, rng));
+  }
+  return ins;
+}
+
+TEST(DeviceProgram, MinimalSampleMatchesTheProgramInterpreter) {
+  auto dev = openDevice("minimal", "library=none");
+  ASSERT_TRUE(dev);
+  Compiled c = compileFor(&dev->caps());
+  EXPECT_EQ(c.program.numCalls(), 0) << "matmul should have become loops for a device without it";
+  auto dp = DeviceProgram::compile(*dev, c.program);
+  ASSERT_TRUE(dp.isOk()) << dp.status().toString();
+  sched::ProgramInterpreter interp(c.ctx);
+  for (int64_t s0 : {3, 5}) {  // one compiled program, two sizes
+    auto ins = inputsFor(c.program, s0);
+    auto want = interp.run(c.program, ins);
+    ASSERT_TRUE(want.isOk()) << want.status().toString();
+    auto got = (*dp)->run(ins);
+    ASSERT_TRUE(got.isOk()) << got.status().toString();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t o = 0; o < got->size(); ++o) {
+      ASSERT_EQ((*got)[o].shape(), (*want)[o].shape());
+      for (int64_t i = 0; i < (*got)[o].numel(); ++i)
+        EXPECT_NEAR((*got)[o].getDouble(i), (*want)[o].getDouble(i), 1e-12) << "output " << o << " element " << i;
+    }
+  }
+  // Wrong inputs are an error naming the input, not a launch on bad memory.
+  auto bad = (*dp)->run({});
+  expectHas(bad.status(), "takes 3 inputs");
+}
+
+TEST(DeviceProgram, NullBackendHasNoDeviceAndSaysWhy) {
+  expectHas(openStatus("null"), "the null backend has no devices");
+}
+
+TEST(DeviceProgram, AnErrorFromAnyCallNamesThePluginAndTheCall) {
+  Status s = openStatus("fault_errors");
+  expectHas(s, "libplugsdk_fault_errors.so");
+  expectHas(s, "device_count: the device fell over (on purpose)");
+}
+
+TEST(DeviceProgram, NullHandlesAreErrors) {
+  Status s = openStatus("fault_null_handles");
+  expectHas(s, "libplugsdk_fault_null_handles.so");
+  expectHas(s, "client_create succeeded but returned a NULL client");
+  auto dev = openDevice("fault_null_buffer");
+  ASSERT_TRUE(dev);
+  auto b = dev->allocate(64);
+  expectHas(b.status(), "libplugsdk_fault_null_buffer.so");
+  expectHas(b.status(), "buffer_allocate succeeded but returned a NULL buffer");
+}
+
+// The fault plugins claim f32 only and no library op.
+const char* kF32Graph = R"(graph @f(%x: f32[4, 8], %w: f32[8, 3]) {
+  %m = aten.mm(%x, %w)
+  %r = aten.relu(%m)
+  return %r
+})";
+
+TEST(DeviceProgram, AFailingLaunchNamesTheStepAndThePlugin) {
+  auto dev = openDevice("fault_launch");
+  ASSERT_TRUE(dev);
+  Compiled c = compileFor(&dev->caps(), kF32Graph);
+  auto dp = DeviceProgram::compile(*dev, c.program);
+  ASSERT_TRUE(dp.isOk()) << dp.status().toString();
+  auto r = (*dp)->run(inputsFor(c.program, 0));
+  expectHas(r.status(), "libplugsdk_fault_launch.so");
+  expectHas(r.status(), "the kernel hit a hardware fault (on purpose)");
+  expectHas(r.status(), "step 0");
+  expectHas(r.status(), "program @f");
+}
+
+TEST(DeviceProgram, UnsupportedOpOrDTypeIsACompileTimeErrorNamingIt) {
+  auto dev = openDevice("fault_launch");
+  ASSERT_TRUE(dev);
+  // Scheduled without the device's capabilities: the matmul stays a library call.
+  Compiled lib = compileFor(nullptr, kF32Graph);
+  ASSERT_EQ(lib.program.numCalls(), 1);
+  auto dp = DeviceProgram::compile(*dev, lib.program);
+  expectHas(dp.status(), "prims.matmul is not implemented by device fault:0 (fault0)");
+  // f64 on a device that claims f32 only: named before anything is compiled.
+  Compiled f64 = compileFor(&dev->caps());
+  auto dp64 = DeviceProgram::compile(*dev, f64.program);
+  expectHas(dp64.status(), "uses dtype f64, which device fault:0 (fault0) does not support (it supports: f32)");
+}
+
+TEST(DeviceProgram, NewerMinorPluginLoadsAndWorksWithWhatTheCoreKnows) {
+  auto p = testLoader().load("newer_minor");
+  ASSERT_TRUE(p.isOk()) << p.status().toString();
+  EXPECT_EQ((*p)->abiMajor(), static_cast<uint32_t>(PLUGSDK_ABI_VERSION_MAJOR));
+  EXPECT_EQ((*p)->abiMinor(), static_cast<uint32_t>(PLUGSDK_ABI_VERSION_MINOR + 1));
+  EXPECT_GT((*p)->api().struct_size, sizeof(plugsdk_api_t));
+  auto d = Device::open(*p);
+  ASSERT_TRUE(d.isOk()) << d.status().toString();
+  EXPECT_EQ((*d)->caps().name, "fault0");
+  // It fills device_info only up to the struct_size the core gave: a canary after it survives.
+  struct {
+    plugsdk_device_info_t info;
+    uint64_t canary;
+  } probe{};
+  probe.info.struct_size = sizeof(probe.info);
+  probe.canary = 0x1234;
+  plugsdk_device_info_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = (*d)->client();
+  a.info = &probe.info;
+  ASSERT_TRUE((*d)->check((*p)->api().device_info(&a), "device_info").isOk());
+  EXPECT_EQ(probe.canary, 0x1234u);
+  // Memory works through the 1.0 functions.
+  auto b = (*d)->allocate(16);
+  ASSERT_TRUE(b.isOk()) << b.status().toString();
+  const char in[16] = "newer minor ok.";
+  char out[16] = {};
+  ASSERT_TRUE((*d)->upload(*b, 0, in, 16).isOk());
+  ASSERT_TRUE((*d)->download(*b, 0, out, 16).isOk());
+  EXPECT_STREQ(out, in);
+}
+
+}  // namespace
+}  // namespace plugsdk::plugin
