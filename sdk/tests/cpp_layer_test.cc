@@ -7,8 +7,10 @@
 
 #include <cmath>
 #include <cstring>
+#include <fstream>
 #include <functional>
 #include <limits>
+#include <sstream>
 #include <vector>
 
 #include "core/kernel/kernel_text.h"
@@ -948,6 +950,107 @@ TEST(EvalIndex, ErrorsAreReportedNotUndefined) {
   for (int i = 0; i < 40; ++i) longProgram.push_back(c(1));
   for (int i = 0; i < 39; ++i) longProgram.push_back(op(PLUGSDK_INDEX_ADD));
   EXPECT_EQ(*run(longProgram), 40);
+}
+
+// ---- the worked example of docs/abi/reference.md -----------------------------------------------
+
+const char* kExample = R"(kernel @rowmax(%x: f32 in, %y: f32 out) grid [s0, 6] {
+  loop [4] {
+    %0 = load %x[4*(i1//2)+24*i0+12*(i1 % 2)+r0] : f32
+    %1 = reduce max %0 : f32
+  }
+  %2 = const 0.5 : f32
+  %3 = mul %1, %2 : f32
+  store %y[6*i0+i1], %3
+})";
+
+const char* dtypeName(uint32_t d) {
+  static const char* const kNames[] = {"BOOL", "U8", "I8", "I16", "I32", "I64", "F16", "BF16", "F32", "F64"};
+  return d < 10 ? kNames[d] : "?";
+}
+const char* kindName(uint32_t k) {
+  static const char* const kNames[] = {"LOAD", "CONST",  "INDEX", "SCALAR", "WHERE", "CAST",
+                                       "RAND", "REDUCE", "STORE", "LOOP",   "CHECK"};
+  return k < 11 ? kNames[k] : "?";
+}
+std::string range(plugsdk_index_expr_t e) {
+  return "{" + std::to_string(e.first) + ", " + std::to_string(e.count) + "}";
+}
+
+/// The encoded arrays of a kernel, as the reference shows them.
+std::string describeEncoding(const plugsdk_kernel_t& k) {
+  std::ostringstream o;
+  o << "name        \"" << k.name << "\"\n";
+  o << "args        arg_size " << k.arg_size << ", num_args " << k.num_args << "\n";
+  for (size_t i = 0; i < k.num_args; ++i)
+    o << "  [" << i << "] name \"" << k.args[i].name << "\", dtype " << k.args[i].dtype << " ("
+      << dtypeName(k.args[i].dtype) << "), access " << k.args[i].access << "\n";
+  o << "symbols     num_symbols " << k.num_symbols << ":";
+  for (size_t i = 0; i < k.num_symbols; ++i) o << " [" << i << "] \"" << k.symbols[i] << "\"";
+  o << "\ngrid        num_grid " << k.num_grid << ":";
+  for (size_t i = 0; i < k.num_grid; ++i) o << " [" << i << "] " << range(k.grid[i]);
+  o << "\nindex_insns num_index_insns " << k.num_index_insns << " ({op, operand})\n";
+  for (size_t i = 0; i < k.num_index_insns; ++i)
+    o << "  [" << (i < 10 ? " " : "") << i << "] " << sdk::detail::indexOpName(k.index_insns[i].op) << " "
+      << k.index_insns[i].operand << "\n";
+  o << "stmts       stmt_size " << k.stmt_size << ", num_stmts " << k.num_stmts << " (fields that matter)\n";
+  for (size_t i = 0; i < k.num_stmts; ++i) {
+    const plugsdk_stmt_t& st = k.stmts[i];
+    o << "  [" << i << "] " << kindName(st.kind) << ": result " << st.result;
+    if (st.kind != PLUGSDK_STMT_LOOP && st.kind != PLUGSDK_STMT_STORE) o << ", dtype " << dtypeName(st.dtype);
+    if (st.kind == PLUGSDK_STMT_LOAD || st.kind == PLUGSDK_STMT_STORE) o << ", arg " << st.arg;
+    static const char* const kReduce[] = {"SUM", "PROD", "MAX", "MIN", "ARGMAX", "ARGMIN"};
+    static const char* const kCombine[] = {"NONE", "SUM", "PROD", "MAX", "MIN"};
+    if (st.kind == PLUGSDK_STMT_SCALAR) o << ", op " << st.op << (st.op == PLUGSDK_OP_MUL ? " (MUL)" : "");
+    if (st.kind == PLUGSDK_STMT_REDUCE) o << ", op " << st.op << " (" << (st.op < 6 ? kReduce[st.op] : "?") << ")";
+    if (st.kind == PLUGSDK_STMT_STORE) o << ", op " << st.op << " (" << (st.op < 5 ? kCombine[st.op] : "?") << ")";
+    if (st.num_operands) {
+      o << ", operands [";
+      for (uint32_t j = 0; j < st.num_operands; ++j) o << (j ? ", " : "") << st.operands[j];
+      o << "]";
+    }
+    if (sdk::detail::usesIndex(st.kind)) o << ", index " << range(st.index);
+    if (st.kind == PLUGSDK_STMT_CONST) o << ", fvalue " << st.fvalue;
+    if (st.kind == PLUGSDK_STMT_LOOP) {
+      o << ", body_count " << st.body_count << ", loop_sizes [";
+      for (uint32_t j = 0; j < st.num_loop_sizes; ++j) o << (j ? ", " : "") << range(st.loop_sizes[j]);
+      o << "]";
+    }
+    o << "\n";
+  }
+  o << "num_values  " << k.num_values << "\n";
+  return o.str();
+}
+
+/// The block the reference carries between its markers: text form, then the encoding.
+std::string workedExample() {
+  auto enc = encode(kExample);
+  if (!enc) return "(encoding failed)";
+  return std::string("```\n") + enc->get().text + "```\n\n```\n" + describeEncoding(enc->get()) + "```\n";
+}
+
+TEST(ReferenceDoc, WorkedExampleMatchesTheEncoder) {
+  std::ifstream in(PLUGSDK_SOURCE_DIR "/docs/abi/reference.md");
+  ASSERT_TRUE(in) << "cannot read docs/abi/reference.md";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string doc = ss.str();
+  const std::string begin = "<!-- worked-example:begin (generated: sdk/tests/cpp_layer_test.cc) -->\n";
+  const std::string end = "<!-- worked-example:end -->";
+  const size_t b = doc.find(begin), e = doc.find(end);
+  ASSERT_NE(b, std::string::npos);
+  ASSERT_NE(e, std::string::npos);
+  const std::string want = workedExample();
+  EXPECT_EQ(doc.substr(b + begin.size(), e - b - begin.size()), want)
+      << "docs/abi/reference.md's worked example is stale; the encoder gives:\n"
+      << want;
+  // The example evaluates as the reference says: at i0 = 1, i1 = 3, r0 = 2 the load reads
+  // element 4*(3//2) + 24*1 + 12*(3%2) + 2 = 42.
+  auto enc = encode(kExample);
+  ASSERT_TRUE(enc);
+  sdk::KernelView v(enc->get());
+  std::vector<int64_t> grid = {1, 3}, loop = {2}, sym = {5};
+  EXPECT_EQ(*v.evalIndex(v.stmt(1).index, sdk::IndexEnv{grid, loop, sym}), 42);
 }
 
 }  // namespace
