@@ -653,7 +653,7 @@ struct Plugin {
     return guarded(fn, a, PLUGSDK_SIZE_THROUGH(plugsdk_client_create_args_t, out_client), [&]() -> Status {
       StatusOr<Options> options = Options::parse(a->options ? a->options : "");
       if (!options.isOk()) return options.status().withContext(std::string(fn) + ": options");
-      std::unique_ptr<B> b(new B());
+      std::unique_ptr<B> b = std::make_unique<B>();
       PLUGSDK_RETURN_IF_ERROR(b->initialize(*options));
       a->out_client = toC<plugsdk_client_t>(b.release());
       return Status::ok();

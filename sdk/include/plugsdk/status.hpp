@@ -127,7 +127,7 @@ class Span {
 
 /// PLUGSDK_STRUCT_SIZE without its C cast (so that -Wold-style-cast stays quiet in C++):
 /// the bytes of `type` up to and including `field`.
-#define PLUGSDK_SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(type::field))
+#define PLUGSDK_SIZE_THROUGH(type, field) (offsetof(type, field) + sizeof(decltype(type::field)))
 
 /// Returns from the enclosing function when `expr` (a Status) is an error.
 #define PLUGSDK_RETURN_IF_ERROR(expr)                    \
