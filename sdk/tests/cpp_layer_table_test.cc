@@ -171,6 +171,9 @@ TEST(CppLayerTable, LibraryCallsCountEpilogueBuffersAndAllowAbsentInputs) {
   epilogue.num_args = 3;
   epilogue.args = eargs;
   epilogue.stmt_size = sizeof(plugsdk_stmt_t);
+  const char* esyms[] = {"s7"};
+  epilogue.num_symbols = 1;
+  epilogue.symbols = esyms;
   const char* syms[] = {"s0"};
   auto a = make<plugsdk_compile_library_args_t>(c);
   a.op = PLUGSDK_LIBRARY_MATMUL;
@@ -194,16 +197,19 @@ TEST(CppLayerTable, LibraryCallsCountEpilogueBuffersAndAllowAbsentInputs) {
   plugsdk_buffer_t* b = al.out_buffer;
   plugsdk_buffer_t* bufs[] = {nullptr, b, nullptr, b, b, b};
   uint64_t offsets[6] = {};
-  int64_t s0 = 4;
+  int64_t values[] = {4, 7};
   auto l = make<plugsdk_launch_args_t>(c);
   l.executable = a.out_executable;
   l.num_buffers = 5;
   l.buffers = bufs;
   l.offsets = offsets;
-  l.num_symbols = 1;
-  l.symbol_values = &s0;
+  l.num_symbols = 2;
+  l.symbol_values = values;
   EXPECT_EQ(take(api, api.launch(&l)).second, "launch: 5 buffers for an executable that takes 6");
   l.num_buffers = 6;
+  l.num_symbols = 1;  // the call's symbols, then the epilogue's own: 2 values, as the core binds them
+  EXPECT_EQ(take(api, api.launch(&l)).second, "launch: 1 symbol values for an executable that takes 2");
+  l.num_symbols = 2;
   EXPECT_EQ(take(api, api.launch(&l)).first, 0u);  // NULL buffers are absent library inputs
   EXPECT_EQ(backend->seen, "6 buffers, first absent");
 

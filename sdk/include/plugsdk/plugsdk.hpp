@@ -302,8 +302,8 @@ struct LibraryCall {
   Span<const plugsdk_tensor_desc_t> inputs;
   Span<const plugsdk_tensor_desc_t> outputs;
   Span<const plugsdk_index_insn_t> indexPool;  ///< evaluate descriptors with evalIndex over it
-  Span<const char* const> symbols;
-  const KernelView* epilogue;  ///< NULL: none
+  Span<const char* const> symbols;             ///< launch values: these, then the epilogue's own symbols
+  const KernelView* epilogue;                  ///< NULL: none
 };
 
 /// compile_subgraph: a verified prim graph in the .pgraph text form.
@@ -978,7 +978,9 @@ struct Plugin {
                              {a->symbols, a->num_symbols},
                              epilogue.get()};
       StatusOr<std::unique_ptr<ExecutableT>> made = b->compileLibrary(call);
-      return finishExecutable(fn, *b, made, a->device, Executable::Origin::kLibrary, buffers, a->num_symbols,
+      // The core binds the call's symbols, then the epilogue's own, in one launch.
+      const size_t symbols = a->num_symbols + (a->epilogue ? a->epilogue->num_symbols : 0);
+      return finishExecutable(fn, *b, made, a->device, Executable::Origin::kLibrary, buffers, symbols,
                               &a->out_executable);
     });
   }
