@@ -10,12 +10,15 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <set>
 #include <sstream>
 #include <vector>
 
+#include "core/compile/pipeline.h"
 #include "core/kernel/kernel_text.h"
 #include "core/plugin/kernel_encoding.h"
 #include "core/plugin/loader.h"
+#include "core/text/parser.h"
 #include "plugsdk/kernel_view.hpp"
 
 namespace plugsdk::plugin {
@@ -840,6 +843,56 @@ TEST(KernelView, ValidateRefusesMalformedKernels) {
   insns.assign(k.index_insns, k.index_insns + k.num_index_insns);
   bad.num_index_insns = load.first;  // programs reach past the pool
   refused(bad, "outside the pool");
+}
+
+/// Every kernel the scheduler makes, for a graph with every statement kind and for the
+/// conformance models, passes validate and walks completely: the layer never refuses a
+/// kernel of the core's.
+TEST(KernelView, EveryScheduledKernelValidates) {
+  const char* mix = R"(graph @mix(%x: f32[s0, 16], %i: i64[s0, 4], %y: f32[4, 16], %t: i64[2, 16]) {
+  %sm = aten._softmax(%x) {dim = 1, half_to_float = false}
+  %p = aten.constant_pad_nd(%sm) {pad = [1, 1], value = 0.5}
+  %g = aten.gather(%x, %i) {dim = 1}
+  %c = aten.cat(%x, %x) {dim = 1}
+  %s = aten.scatter_add(%y, %t, %y) {dim = 0}
+  %d, %m = aten.native_dropout(%x) {p = 0.25, train = true, seed = 3}
+  %h = aten._to_copy(%g) {dtype = f16}
+  return %p, %h, %c, %s, %d
+})";
+  std::vector<std::string> graphs = {mix};
+  for (const char* model : {"mlp", "resnet18", "transformer_encoder", "gpt2_block"}) {
+    std::ifstream in(std::string(PLUGSDK_SOURCE_DIR "/conformance/models/") + model + ".pgraph");
+    ASSERT_TRUE(in) << model;
+    std::stringstream ss;
+    ss << in.rdbuf();
+    graphs.push_back(ss.str());
+  }
+  auto ctx = ir::makeDefaultContext();
+  size_t kernels = 0;
+  std::set<uint32_t> kinds;
+  for (const std::string& text : graphs) {
+    auto g = text::parseGraph(*ctx, text);
+    ASSERT_TRUE(g.isOk()) << g.status().toString();
+    auto c = compile::compileGraph(*ctx, *g, {});
+    ASSERT_TRUE(c.isOk()) << c.status().toString();
+    for (const kernel::Kernel& k : c->program.kernels) {
+      auto enc = encodeKernel(k);
+      ASSERT_TRUE(enc.isOk()) << enc.status().toString();
+      const sdk::Status st = sdk::KernelView::validate((*enc)->get());
+      ASSERT_TRUE(st.isOk()) << k.name << ": " << st.message() << "\n" << (*enc)->get().text;
+      sdk::KernelView v((*enc)->get());
+      size_t walked = 0;
+      for (const sdk::StmtRef s : v.body()) {
+        kinds.insert(s->kind);
+        ++walked;
+        for (const sdk::StmtRef t : s.body()) kinds.insert(t->kind), ++walked;
+      }
+      EXPECT_EQ(walked, v.numStmts()) << k.name;
+      ++kernels;
+    }
+  }
+  EXPECT_GT(kernels, 20u);
+  EXPECT_EQ(kinds.size(), 11u) << "not every statement kind was exercised";
 }
 
 /// Python's // and % computed another way (through long double floor), as the oracle.
