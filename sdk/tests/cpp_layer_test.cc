@@ -895,6 +895,24 @@ TEST(KernelView, EveryScheduledKernelValidates) {
   EXPECT_EQ(kinds.size(), 11u) << "not every statement kind was exercised";
 }
 
+TEST(KernelView, SymbolicLoopExtentsValidateAndEvaluate) {
+  auto enc = encode(R"(kernel @rows(%x: f32 in, %y: f32 out) grid [s0] {
+  loop [s1] {
+    %0 = load %x[i0*s1+r0] : f32
+    %1 = reduce sum %0 : f32
+  }
+  store %y[i0], %1
+})");
+  ASSERT_TRUE(enc);
+  ASSERT_TRUE(sdk::KernelView::validate(enc->get()).isOk()) << sdk::KernelView::validate(enc->get()).message();
+  sdk::KernelView v(enc->get());
+  std::vector<int64_t> sym(v.numSymbols(), 0);
+  for (size_t i = 0; i < v.numSymbols(); ++i) sym[i] = v.symbol(i) == "s1" ? 9 : 3;
+  auto n = v.evalIndex(v.stmt(0).loop_sizes[0], sdk::IndexEnv{{}, {}, sym});
+  ASSERT_TRUE(n.isOk()) << n.status().message();
+  EXPECT_EQ(*n, 9);
+}
+
 /// Python's // and % computed another way (through long double floor), as the oracle.
 int64_t pyFloorDiv(int64_t a, int64_t b) {
   return static_cast<int64_t>(std::floor(static_cast<long double>(a) / static_cast<long double>(b)));
