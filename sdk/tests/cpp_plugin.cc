@@ -1,0 +1,207 @@
+// A small plugin written with the C++ layer (plugsdk.hpp), built as libplugsdk_cpptest.so for
+// cpp_layer_test.cc: one host device, host-memory buffers, synchronous streams, events, and
+// kernels that compile always and run only when trivial (f32 loads, constants, index
+// values, add/sub/mul, plain stores, no loops); anything else launches as UNIMPLEMENTED.
+// Client options make it fail on purpose: "throw=runtime|bad_alloc|int" (device_count
+// throws), "init=throw|fail" (client_create throws or returns an error).
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <vector>
+
+#include "plugsdk/plugsdk.hpp"
+
+namespace {
+
+namespace sdk = plugsdk::sdk;
+
+struct HostBuffer : sdk::Buffer {
+  std::vector<uint8_t> data;
+};
+
+struct HostStream : sdk::Stream {};
+
+struct HostEvent : sdk::Event {
+  bool recorded = false;
+};
+
+struct HostExecutable : sdk::Executable {
+  std::string kernelName;
+  std::vector<plugsdk_stmt_t> stmts;  // copied: the kernel is borrowed only while compiling
+  std::vector<plugsdk_index_insn_t> pool;
+  std::vector<plugsdk_index_expr_t> grid;
+  uint32_t numValues = 0;
+  std::string unsupported;  // why launch answers UNIMPLEMENTED ("" when it runs)
+};
+
+/// Why the test plugin cannot run statement `s`, or "".
+std::string unsupported(const plugsdk_stmt_t& s) {
+  switch (s.kind) {
+    case PLUGSDK_STMT_LOAD:
+      return s.dtype == PLUGSDK_DTYPE_F32 && s.num_operands == 0 ? "" : "a masked or non-f32 load";
+    case PLUGSDK_STMT_CONST: return s.dtype == PLUGSDK_DTYPE_F32 ? "" : "a non-f32 constant";
+    case PLUGSDK_STMT_INDEX: return "";
+    case PLUGSDK_STMT_SCALAR:
+      return s.dtype == PLUGSDK_DTYPE_F32 &&
+                     (s.op == PLUGSDK_OP_ADD || s.op == PLUGSDK_OP_SUB || s.op == PLUGSDK_OP_MUL)
+                 ? ""
+                 : "an elementwise op other than f32 add, sub, mul";
+    case PLUGSDK_STMT_STORE: return s.op == PLUGSDK_COMBINE_NONE ? "" : "a combining store";
+    default: return "statement kind " + std::to_string(s.kind);
+  }
+}
+
+class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, HostExecutable> {
+ public:
+  sdk::Status initialize(const sdk::Options& options) override {
+    throw_ = options.get("throw");
+    if (options.get("init") == "throw") throw std::runtime_error("initialize was asked to throw");
+    if (options.get("init") == "fail") return sdk::unavailable("initialize was asked to fail");
+    return sdk::Status::ok();
+  }
+
+  sdk::StatusOr<sdk::DeviceCount> deviceCount() override {
+    if (throw_ == "runtime") throw std::runtime_error("device_count was asked to throw");
+    if (throw_ == "bad_alloc") throw std::bad_alloc();
+    if (throw_ == "int") throw 42;
+    return sdk::DeviceCount{1, ""};
+  }
+
+  sdk::StatusOr<sdk::DeviceInfo> deviceInfo(uint32_t) override {
+    sdk::DeviceInfo d;
+    d.name = "cpptest0";
+    d.dtypes = sdk::dtypeBits({PLUGSDK_DTYPE_F32, PLUGSDK_DTYPE_I64});
+    d.vectorBits = 128;
+    d.memoryKinds = PLUGSDK_MEMORY_HOST | PLUGSDK_MEMORY_SHARED;
+    d.memoryBytes = 1ull << 30;
+    d.maxBufferBytes = 1ull << 28;
+    d.maxKernelStmts = 64;
+    d.fusesHorizontal = true;
+    d.takesSubgraphs = false;
+    return d;
+  }
+
+  sdk::StatusOr<std::unique_ptr<HostBuffer>> allocate(uint32_t, uint32_t, uint64_t bytes) override {
+    auto b = std::make_unique<HostBuffer>();
+    b->data.resize(bytes);
+    return b;
+  }
+
+  sdk::Status copy(const Copy& c) override {
+    switch (c.kind) {
+      case PLUGSDK_COPY_HOST_TO_DEVICE: std::memcpy(c.dst->data.data() + c.dstOffset, c.hostSrc, c.bytes); break;
+      case PLUGSDK_COPY_DEVICE_TO_HOST: std::memcpy(c.hostDst, c.src->data.data() + c.srcOffset, c.bytes); break;
+      case PLUGSDK_COPY_DEVICE_TO_DEVICE:
+        std::memmove(c.dst->data.data() + c.dstOffset, c.src->data.data() + c.srcOffset, c.bytes);
+        break;
+    }
+    return sdk::Status::ok();
+  }
+
+  sdk::Status fill(const Fill& f) override {
+    for (uint64_t i = 0; i < f.bytes; ++i) f.buffer.data[f.offset + i] = f.pattern[i % f.patternBytes];
+    return sdk::Status::ok();
+  }
+
+  sdk::StatusOr<std::unique_ptr<HostStream>> createStream(uint32_t) override { return std::make_unique<HostStream>(); }
+  sdk::Status synchronizeStream(HostStream&) override { return sdk::Status::ok(); }  // work runs when queued
+
+  sdk::StatusOr<std::unique_ptr<HostEvent>> createEvent(HostStream*) override { return std::make_unique<HostEvent>(); }
+  sdk::Status recordEvent(HostEvent& e, HostStream&) override {
+    e.recorded = true;
+    return sdk::Status::ok();
+  }
+  sdk::Status waitEvent(HostStream&, HostEvent&) override { return sdk::Status::ok(); }
+  sdk::Status synchronizeEvent(HostEvent& e) override {
+    return e.recorded ? sdk::Status::ok() : sdk::failedPrecondition("the event was never recorded");
+  }
+
+  sdk::StatusOr<std::unique_ptr<HostExecutable>> compileKernel(uint32_t, const sdk::KernelView& k,
+                                                               std::string_view) override {
+    auto e = std::make_unique<HostExecutable>();
+    e->kernelName = std::string(k.name());
+    for (size_t i = 0; i < k.numStmts(); ++i) {
+      e->stmts.push_back(k.stmt(i));
+      if (e->unsupported.empty()) {
+        const std::string why = unsupported(k.stmt(i));
+        if (!why.empty()) e->unsupported = "statement " + std::to_string(i) + " is " + why;
+      }
+    }
+    e->pool.assign(k.indexPool().begin(), k.indexPool().end());
+    for (size_t d = 0; d < k.numGrid(); ++d) e->grid.push_back(k.grid(d));
+    e->numValues = k.numValues();
+    e->setLog("compiled " + e->kernelName + ": " + std::to_string(k.numStmts()) + " statements" +
+              (e->unsupported.empty() ? "" : "; launch is unimplemented (" + e->unsupported + ")"));
+    return e;
+  }
+
+  sdk::Status launch(const Launch& l) override {
+    const HostExecutable& e = l.executable;
+    if (e.unsupported.empty() == false)
+      return sdk::unimplemented("the test plugin cannot run kernel " + e.kernelName + ": " + e.unsupported);
+    const sdk::Span<const plugsdk_index_insn_t> pool(e.pool);
+    std::vector<int64_t> sizes;
+    for (const plugsdk_index_expr_t& g : e.grid) {
+      sdk::StatusOr<int64_t> n = sdk::evalIndex(pool, g, sdk::IndexEnv{{}, {}, l.symbolValues});
+      if (!n.isOk()) return n.status();
+      sizes.push_back(*n);
+    }
+    std::vector<int64_t> point(sizes.size(), 0);
+    std::vector<double> floats(e.numValues);
+    std::vector<int64_t> ints(e.numValues);
+    auto value = [&](int32_t v) { return ints[static_cast<size_t>(v)]; };
+    for (bool more = std::all_of(sizes.begin(), sizes.end(), [](int64_t n) { return n > 0; }); more;) {
+      const sdk::IndexEnv env{point, {}, l.symbolValues};
+      for (const plugsdk_stmt_t& s : e.stmts) {
+        const bool memory = s.kind == PLUGSDK_STMT_LOAD || s.kind == PLUGSDK_STMT_STORE;
+        const bool indexed = memory || s.kind == PLUGSDK_STMT_INDEX;
+        int64_t index = 0;
+        if (indexed) {
+          sdk::StatusOr<int64_t> v = sdk::evalIndex(pool, s.index, env, value);
+          if (!v.isOk()) return v.status();
+          index = *v;
+        }
+        float* at = nullptr;
+        if (memory) {
+          HostBuffer* b = l.buffers[static_cast<size_t>(s.arg)];
+          const uint64_t base = l.offsets[static_cast<size_t>(s.arg)];
+          if (index < 0 || base + (static_cast<uint64_t>(index) + 1) * sizeof(float) > b->data.size())
+            return sdk::outOfRange("kernel " + e.kernelName + ": element " + std::to_string(index) + " of argument " +
+                                   std::to_string(s.arg) + " is out of bounds");
+          at = reinterpret_cast<float*>(b->data.data() + base) + index;
+        }
+        const size_t r = static_cast<size_t>(s.result);
+        switch (s.kind) {
+          case PLUGSDK_STMT_LOAD: floats[r] = *at; break;
+          case PLUGSDK_STMT_CONST: floats[r] = s.fvalue; break;
+          case PLUGSDK_STMT_INDEX: ints[r] = index, floats[r] = static_cast<double>(index); break;
+          case PLUGSDK_STMT_SCALAR: {
+            const double a = floats[static_cast<size_t>(s.operands[0])];
+            const double b = floats[static_cast<size_t>(s.operands[1])];
+            floats[r] = static_cast<float>(s.op == PLUGSDK_OP_ADD ? a + b : s.op == PLUGSDK_OP_SUB ? a - b : a * b);
+            break;
+          }
+          case PLUGSDK_STMT_STORE: *at = static_cast<float>(floats[static_cast<size_t>(s.operands[0])]); break;
+          default: break;
+        }
+      }
+      // The next grid point, row-major.
+      more = false;
+      for (size_t d = point.size(); d-- > 0;) {
+        if (++point[d] < sizes[d]) {
+          more = true;
+          break;
+        }
+        point[d] = 0;
+      }
+    }
+    return sdk::Status::ok();
+  }
+
+ private:
+  std::string throw_;
+};
+
+}  // namespace
+
+PLUGSDK_DEFINE_PLUGIN(CppTestBackend, "cpptest", "0.1.0")
