@@ -20,8 +20,10 @@ compile::CompileOptions optionsFor(const DeviceCaps& caps, compile::CompileOptio
   f.horizontal = f.horizontal && caps.fusesHorizontal;
   f.reductionEpilogue = f.reductionEpilogue && caps.fusesReductionEpilogue;
   f.multiReduction = f.multiReduction && caps.fusesMultiReduction;
-  f.libraryEpilogue =
-      f.libraryEpilogue && caps.libraryOps != 0 && (caps.epilogueOps & caps.libraryOps) == caps.libraryOps;
+  // The scheduler fuses epilogues into matmul and convolution only (sched/fusion.cc), with one flag for both:
+  // each of them the device implements must take one. Sdpa's epilogue bit does not matter.
+  const uint32_t fusable = caps.libraryOps & (PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION);
+  f.libraryEpilogue = f.libraryEpilogue && fusable != 0 && (caps.epilogueOps & fusable) == fusable;
   if (caps.maxKernelStmts) f.maxKernelStmts = std::min<int64_t>(f.maxKernelStmts, caps.maxKernelStmts);
   for (const char* op : {"prims.matmul", "prims.convolution", "prims.sdpa"})
     if (!(caps.libraryOps & libraryOpBit(op))) o.decomp.expand.insert(op);

@@ -373,6 +373,7 @@ void mb_executable_free(plugsdk_executable_t* exe) {
   free(exe->loop_sizes);
   free(exe->index_insns);
   free(exe->name);
+  mb_library_free(exe->library);
   exe->magic = MB_MAGIC_DEAD;
   free(exe);
 }

@@ -1,12 +1,14 @@
 /*
  * minimal.h -- the private header of the minimal backend (samples/minimal_backend).
  *
- * The plugin is three files:
- *   plugin.c   the ABI surface: entry point, errors, client, device, memory, streams,
- *              events, launch's argument checks;
+ * The plugin is four files:
+ *   plugin.c   the ABI surface: entry point, errors, client (options), device, memory,
+ *              streams, events, launch's argument checks;
  *   compile.c  compile_kernel: validates the borrowed plugsdk_kernel_t and copies what the
  *              interpreter needs into an executable it owns;
- *   run.c      the kernel interpreter: index programs, scalar ops, casts, reductions.
+ *   run.c      the kernel interpreter: index programs, scalar ops, casts, reductions;
+ *   library.c  compile_library and its launch: prims.matmul / convolution / sdpa on strided
+ *              operands, with a fused epilogue kernel run by run.c.
  */
 #ifndef PLUGSDK_MINIMAL_H_
 #define PLUGSDK_MINIMAL_H_
@@ -47,7 +49,8 @@ enum {
 
 struct plugsdk_client {
   uint32_t magic;
-  size_t live_objects; /* buffers, streams, events and executables not yet destroyed */
+  size_t live_objects;  /* buffers, streams, events and executables not yet destroyed */
+  uint32_t library_ops; /* plugsdk_library_op_t bits device_info reports (option library=...) */
 };
 
 struct plugsdk_buffer {
@@ -96,10 +99,13 @@ typedef struct mb_arg {
   uint32_t access;
 } mb_arg_t;
 
+typedef struct mb_library mb_library_t; /* library.c */
+
 struct plugsdk_executable {
   uint32_t magic;
   plugsdk_client_t* client;
-  char* name; /* the kernel's name, owned */
+  char* name;            /* the kernel's name (a library call: the prim's), owned */
+  mb_library_t* library; /* non-NULL: a library call (library.c); the fields below are unused */
   size_t num_args;
   mb_arg_t* args;
   size_t num_grid;
@@ -118,6 +124,12 @@ struct plugsdk_executable {
   bool round_every_op;    /* numerics=dtype (default) or numerics=float64 (see README.md) */
 };
 
+/* Values of one element: floating dtypes as double, integers and bool as int64. */
+typedef union mb_value {
+  double f;  /* floating dtypes */
+  int64_t i; /* integers and bool */
+} mb_value_t;
+
 /* compile.c: fills *out (owned by the caller, destroyed with mb_executable_free). */
 plugsdk_error_t* mb_compile(const plugsdk_kernel_t* kernel, const char* options, plugsdk_executable_t** out);
 void mb_executable_free(plugsdk_executable_t* exe);
@@ -126,6 +138,33 @@ void mb_executable_free(plugsdk_executable_t* exe);
  * (the buffer's data plus the launch offset), `elements[i]` how many elements follow it. */
 plugsdk_error_t* mb_run(const plugsdk_executable_t* exe, unsigned char* const* bases, const int64_t* elements,
                         const int64_t* symbol_values);
+
+/* run.c: one element of `dtype` at p (stores round floats and wrap integers to the dtype). */
+mb_value_t mb_load(uint32_t dtype, const unsigned char* p);
+void mb_store(uint32_t dtype, unsigned char* p, mb_value_t v);
+/* prims.rand's counter-based uniform in [0, 1) with `bits` bits of precision. */
+double mb_uniform(int64_t seed, int64_t counter, int bits);
+
+/* ---- library calls (library.c) ---------------------------------------------------------------- */
+
+/* The library ops a client reports by default, and those that take a fused epilogue. */
+#define MB_LIBRARY_ALL (PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA)
+#define MB_EPILOGUE_OPS (PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION)
+
+/* compile_library: validates the borrowed descriptors, parses the attribute text, compiles
+ * the epilogue (mb_compile) and fills *out (owned by the caller, mb_executable_free). */
+plugsdk_error_t* mb_compile_library(const plugsdk_compile_library_args_t* args, uint32_t library_ops,
+                                    plugsdk_executable_t** out);
+void mb_library_free(mb_library_t* lib);
+
+/* The buffers a library executable's launch takes, and the symbol values. */
+size_t mb_library_num_buffers(const mb_library_t* lib);
+size_t mb_library_num_symbols(const mb_library_t* lib);
+
+/* Runs a library call. bases[i] is buffer i's data plus the launch offset (NULL for a NULL
+ * buffer), bytes[i] how many bytes follow it; symbol_values has mb_library_num_symbols(). */
+plugsdk_error_t* mb_library_run(const plugsdk_executable_t* exe, unsigned char* const* bases, const uint64_t* bytes,
+                                const int64_t* symbol_values);
 
 /* Bytes of one element of a dtype (0 for an unknown dtype). */
 size_t mb_dtype_bytes(uint32_t dtype);

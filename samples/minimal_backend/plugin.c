@@ -91,10 +91,85 @@ static plugsdk_error_t* error_info(plugsdk_error_info_args_t* args) {
 
 /* ---- client and device ------------------------------------------------------------------------ */
 
+/* The client options, "key=value;..." (spaces around keys and values are ignored):
+ *   library=all|none|OP[,OP...]   the library ops device_info reports, OP one of matmul,
+ *                                 convolution, sdpa (default all). The core expands the others
+ *                                 into loop kernels; epilogue_ops are the reported ones among
+ *                                 matmul and convolution.
+ * An unknown key or value is INVALID_ARGUMENT naming it. */
+static const char* trim(const char* s, size_t* n) {
+  while (*n && (*s == ' ' || *s == '\t')) {
+    ++s;
+    --*n;
+  }
+  while (*n && (s[*n - 1] == ' ' || s[*n - 1] == '\t')) --*n;
+  return s;
+}
+
+static bool word_is(const char* s, size_t n, const char* word) { return n == strlen(word) && !strncmp(s, word, n); }
+
+static plugsdk_error_t* parse_library_option(const char* v, size_t n, uint32_t* out) {
+  if (word_is(v, n, "all")) {
+    *out = MB_LIBRARY_ALL;
+    return NULL;
+  }
+  if (word_is(v, n, "none")) {
+    *out = 0;
+    return NULL;
+  }
+  *out = 0;
+  while (n) {
+    size_t len = 0;
+    while (len < n && v[len] != ',') ++len;
+    size_t wl = len;
+    const char* w = trim(v, &wl);
+    if (word_is(w, wl, "matmul"))
+      *out |= PLUGSDK_LIBRARY_MATMUL;
+    else if (word_is(w, wl, "convolution"))
+      *out |= PLUGSDK_LIBRARY_CONVOLUTION;
+    else if (word_is(w, wl, "sdpa"))
+      *out |= PLUGSDK_LIBRARY_SDPA;
+    else
+      return INVALID("client_create: option library: unknown value '%.*s' (all, none, or a list of matmul, "
+                     "convolution, sdpa)",
+                     (int)wl, w);
+    v += len + (len < n);
+    n -= len + (len < n);
+  }
+  return NULL;
+}
+
+static plugsdk_error_t* parse_client_options(const char* options, plugsdk_client_t* c) {
+  c->library_ops = MB_LIBRARY_ALL;
+  for (const char* p = options ? options : ""; *p;) {
+    const size_t n = strcspn(p, ";");
+    size_t en = n;
+    const char* entry = trim(p, &en);
+    if (en) { /* empty entries ("a=b;;") are skipped */
+      const char* eq = memchr(entry, '=', en);
+      if (!eq) return INVALID("client_create: option '%.*s' is not key=value", (int)en, entry);
+      size_t kn = (size_t)(eq - entry), vn = en - kn - 1;
+      const char* key = trim(entry, &kn);
+      const char* value = trim(eq + 1, &vn);
+      if (!word_is(key, kn, "library"))
+        return INVALID("client_create: unknown option '%.*s' (known: library)", (int)kn, key);
+      plugsdk_error_t* e = parse_library_option(value, vn, &c->library_ops);
+      if (e) return e;
+    }
+    p += n + (p[n] == ';');
+  }
+  return NULL;
+}
+
 static plugsdk_error_t* client_create(plugsdk_client_create_args_t* args) {
   CHECK_ARGS(client_create, plugsdk_client_create_args_t, out_client);
   plugsdk_client_t* c = calloc(1, sizeof(*c));
   if (!c) return &out_of_memory;
+  plugsdk_error_t* e = parse_client_options(args->options, c);
+  if (e) {
+    free(c);
+    return e;
+  }
   c->magic = MB_MAGIC_CLIENT;
   args->out_client = c;
   return NULL;
@@ -143,8 +218,8 @@ static plugsdk_error_t* device_info(plugsdk_device_info_args_t* args) {
   mine.memory_kinds = PLUGSDK_MEMORY_HOST | PLUGSDK_MEMORY_SHARED;
   mine.memory_bytes = host_memory_bytes();
   mine.max_buffer_bytes = mine.memory_bytes;
-  mine.library_ops = 0; /* the core expands matmul / convolution / sdpa into loop kernels */
-  mine.epilogue_ops = 0;
+  mine.library_ops = args->client->library_ops; /* the core expands the others into loop kernels */
+  mine.epilogue_ops = args->client->library_ops & MB_EPILOGUE_OPS;
   mine.max_kernel_stmts = 0;
   mine.fuses_horizontal = true;
   mine.fuses_reduction_epilogue = true;
@@ -343,9 +418,16 @@ static plugsdk_error_t* compile_kernel(plugsdk_compile_kernel_args_t* args) {
 }
 
 static plugsdk_error_t* compile_library(plugsdk_compile_library_args_t* args) {
-  (void)args;
-  return mb_error(PLUGSDK_CODE_UNIMPLEMENTED,
-                  "compile_library: the minimal backend implements no library ops (library_ops is 0)");
+  CHECK_ARGS(compile_library, plugsdk_compile_library_args_t, out_executable);
+  CHECK_CLIENT(compile_library);
+  if (args->device != 0) return INVALID("compile_library: no device %u", args->device);
+  plugsdk_executable_t* exe = NULL;
+  plugsdk_error_t* e = mb_compile_library(args, args->client->library_ops, &exe);
+  if (e) return e;
+  exe->client = args->client;
+  args->client->live_objects++;
+  args->out_executable = exe;
+  return NULL;
 }
 
 static bool is_executable(const plugsdk_client_t* c, const plugsdk_executable_t* x) {
@@ -371,12 +453,47 @@ static plugsdk_error_t* executable_log(plugsdk_executable_log_args_t* args) {
 
 enum { MB_MAX_STACK_ARGS = 16 }; /* kernels with more arguments allocate their tables */
 
+/* A library call: NULL buffers are passed on (absent inputs, output 0 under an epilogue), and
+ * library.c says where they are not allowed. */
+static plugsdk_error_t* launch_library(const plugsdk_launch_args_t* args, const plugsdk_executable_t* x) {
+  const size_t nb = mb_library_num_buffers(x->library), ns = mb_library_num_symbols(x->library);
+  if (args->num_buffers != nb)
+    return INVALID("launch: library call %s takes %zu buffers, got %zu", x->name, nb, args->num_buffers);
+  if (args->num_symbols != ns)
+    return INVALID("launch: library call %s takes %zu symbol values, got %zu", x->name, ns, args->num_symbols);
+  if (nb && !args->buffers) return INVALID("launch: buffers is NULL");
+  if (ns && !args->symbol_values) return INVALID("launch: symbol_values is NULL");
+  unsigned char** bases = calloc(nb + 1, sizeof(*bases));
+  uint64_t* bytes = calloc(nb + 1, sizeof(*bytes));
+  plugsdk_error_t* e = NULL;
+  if (!bases || !bytes) e = &out_of_memory;
+  for (size_t i = 0; i < nb && !e; ++i) {
+    const plugsdk_buffer_t* b = args->buffers[i];
+    const uint64_t off = args->offsets ? args->offsets[i] : 0;
+    if (!b) continue;
+    if (!is_buffer(args->client, b))
+      e = INVALID("launch: library call %s: bad buffer handle for buffer %zu", x->name, i);
+    else if (off > b->bytes)
+      e = RANGE("launch: library call %s: offset %llu of buffer %zu passes the end of its %llu-byte buffer", x->name,
+                (unsigned long long)off, i, (unsigned long long)b->bytes);
+    else {
+      bases[i] = b->data + off;
+      bytes[i] = b->bytes - off;
+    }
+  }
+  if (!e) e = mb_library_run(x, bases, bytes, args->symbol_values);
+  free(bases);
+  free(bytes);
+  return e;
+}
+
 static plugsdk_error_t* launch(plugsdk_launch_args_t* args) {
   CHECK_ARGS(launch, plugsdk_launch_args_t, symbol_values);
   CHECK_CLIENT(launch);
   if (!stream_ok(args->client, args->stream)) return INVALID("launch: bad stream handle");
   const plugsdk_executable_t* x = args->executable;
   if (!is_executable(args->client, x)) return INVALID("launch: bad executable handle");
+  if (x->library) return launch_library(args, x);
   if (args->num_buffers != x->num_args)
     return INVALID("launch: kernel @%s takes %zu buffers, got %zu", x->name, x->num_args, args->num_buffers);
   if (args->num_symbols != x->num_symbols)
@@ -427,7 +544,7 @@ static const plugsdk_api_t api = {
     .abi_major = 1,
     .abi_minor = 0,
     .plugin_name = "minimal",
-    .plugin_version = "0.1 (the plugsdk sample backend: a kernel interpreter)",
+    .plugin_version = "0.2 (the plugsdk sample backend: a kernel interpreter with matmul, convolution and sdpa)",
     .error_destroy = error_destroy,
     .error_info = error_info,
     .client_create = client_create,

@@ -108,11 +108,6 @@ static int64_t double_to_int(uint32_t dtype, double v) {
 
 /* ---- values, loads and stores ------------------------------------------------------------------- */
 
-typedef union mb_value {
-  double f;  /* floating dtypes */
-  int64_t i; /* integers and bool */
-} mb_value_t;
-
 static mb_value_t load(uint32_t dtype, const unsigned char* p) {
   mb_value_t v;
   switch (dtype) {
@@ -180,6 +175,9 @@ static void store(uint32_t dtype, unsigned char* p, mb_value_t v) {
     default: memcpy(p, &v.f, 8); break;
   }
 }
+
+mb_value_t mb_load(uint32_t dtype, const unsigned char* p) { return load(dtype, p); }
+void mb_store(uint32_t dtype, unsigned char* p, mb_value_t v) { store(dtype, p, v); }
 
 /* ---- scalar ops (core/prims/scalar_ops.cc) -------------------------------------------------------- */
 
@@ -305,13 +303,17 @@ static uint64_t splitmix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
+double mb_uniform(int64_t seed, int64_t counter, int bits) {
+  const uint64_t key = splitmix64((uint64_t)seed);
+  return ldexp((double)(splitmix64(key + (uint64_t)counter) >> (64 - bits)), -bits);
+}
+
 static double uniform_at(int64_t seed, int64_t counter, uint32_t dtype) {
   const int bits = dtype == PLUGSDK_DTYPE_F16    ? 11
                    : dtype == PLUGSDK_DTYPE_BF16 ? 8
                    : dtype == PLUGSDK_DTYPE_F32  ? 24
                                                  : 53;
-  const uint64_t key = splitmix64((uint64_t)seed);
-  return ldexp((double)(splitmix64(key + (uint64_t)counter) >> (64 - bits)), -bits);
+  return mb_uniform(seed, counter, bits);
 }
 
 /* ---- the interpreter state of one launch --------------------------------------------------------- */
