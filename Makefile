@@ -2,6 +2,8 @@
 # Everything runs inside the toolbox (tools/toolbox: a Debian trixie root with every
 # dependency), which is created on first use.
 SANITIZE ?= 0
+# make demo BACKEND=NAME also runs the demo model on that plugin (e.g. minimal).
+BACKEND ?=
 ifeq ($(SANITIZE),1)
 BUILD_DIR ?= build-sanitize
 else
@@ -22,7 +24,7 @@ build: toolbox
 	$(TOOLBOX) run tools/build.sh
 
 demo: build
-	$(TOOLBOX) run tools/demo.sh
+	$(TOOLBOX) run env BACKEND=$(BACKEND) tools/demo.sh
 
 test: toolbox
 	$(TOOLBOX) run tools/run_tests.sh

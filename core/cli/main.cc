@@ -111,20 +111,6 @@ struct Lowered {
   std::optional<sched::Program> program;
 };
 
-/// The plugin search path: PLUGSDK_PLUGIN_PATH, the install directory, then the plugins
-/// beside this executable (build/bin/../plugins, <prefix>/bin/../lib/plugsdk/plugins).
-std::vector<std::string> pluginSearchPath() {
-  std::vector<std::string> path = plugin::Loader::defaultSearchPath();
-  std::error_code ec;
-  const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec)
-    for (const char* rel : {"../plugins", "../lib/plugsdk/plugins"}) {
-      const std::filesystem::path dir = (exe.parent_path() / rel).lexically_normal();
-      if (std::find(path.begin(), path.end(), dir.string()) == path.end()) path.push_back(dir.string());
-    }
-  return path;
-}
-
 /// `caps`: lower for that device (its fusion flags; library ops it lacks become loops).
 StatusOr<Lowered> lowerTo(const ir::Context& ctx, ir::Graph g, const std::string& stage,
                           const plugin::DeviceCaps* caps = nullptr) {
@@ -249,7 +235,7 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   if (file.empty()) return usageError("run needs a FILE");
   std::unique_ptr<plugin::Device> device;
   if (backend != "reference") {
-    plugin::Loader loader(pluginSearchPath());
+    plugin::Loader loader(plugin::Loader::defaultSearchPath());
     auto p = loader.load(backend);
     if (!p.isOk()) {
       std::string have;
@@ -365,7 +351,7 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
 
 /// Each plugin on the search path: loaded (ABI, devices) or the error; a bad plugin never stops the listing.
 int cmdPlugins() {
-  plugin::Loader loader(pluginSearchPath());
+  plugin::Loader loader(plugin::Loader::defaultSearchPath());
   std::string path;
   for (const std::string& d : loader.searchPath()) path += (path.empty() ? "" : ":") + d;
   std::printf("search path: %s\n", path.c_str());

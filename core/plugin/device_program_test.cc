@@ -88,11 +88,28 @@ std::vector<exec::HostTensor> inputsFor(const sched::Program& p, int64_t s0) {
   return ins;
 }
 
-TEST(DeviceProgram, MinimalSampleMatchesTheProgramInterpreter) {
-  auto dev = openDevice("minimal", "library=none");
+struct SampleCase {
+  const char* plugin;
+  const char* options;
+  int calls;  ///< library calls expected in the program scheduled for it
+};
+
+class DeviceProgramOn : public ::testing::TestWithParam<SampleCase> {};
+
+// The sample with its library ops, without them (matmul as loops), and built against the
+// frozen ABI 1.0 header.
+INSTANTIATE_TEST_SUITE_P(Samples, DeviceProgramOn,
+                         ::testing::Values(SampleCase{"minimal", "", 1}, SampleCase{"minimal", "library=none", 0},
+                                           SampleCase{"frozen_v1_0", "", 1}),
+                         [](const auto& info) {
+                           return std::string(info.param.plugin) + (*info.param.options ? "_loops" : "");
+                         });
+
+TEST_P(DeviceProgramOn, MatchesTheProgramInterpreter) {
+  auto dev = openDevice(GetParam().plugin, GetParam().options);
   ASSERT_TRUE(dev);
   Compiled c = compileFor(&dev->caps());
-  EXPECT_EQ(c.program.numCalls(), 0) << "matmul should have become loops for a device without it";
+  EXPECT_EQ(c.program.numCalls(), GetParam().calls);
   auto dp = DeviceProgram::compile(*dev, c.program);
   ASSERT_TRUE(dp.isOk()) << dp.status().toString();
   sched::ProgramInterpreter interp(c.ctx);

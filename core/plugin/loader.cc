@@ -148,6 +148,15 @@ std::vector<std::string> Loader::defaultSearchPath() {
     }
   }
   out.push_back(PLUGSDK_INSTALL_PLUGIN_DIR);
+  // Beside the running program: build/bin/../plugins in a build tree,
+  // <prefix>/bin/../lib/plugsdk/plugins in an install moved from where it was configured.
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    for (const char* rel : {"../plugins", "../lib/plugsdk/plugins"}) {
+      const std::string dir = (exe.parent_path() / rel).lexically_normal().string();
+      if (std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(dir);
+    }
   return out;
 }
 

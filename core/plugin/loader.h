@@ -41,7 +41,8 @@ class Loader {
  public:
   /// Directories searched in order for lib<plugsdk_NAME>.so.
   explicit Loader(std::vector<std::string> searchPath) : searchPath_(std::move(searchPath)) {}
-  /// PLUGSDK_PLUGIN_PATH (colon-separated), then the install directory.
+  /// PLUGSDK_PLUGIN_PATH (colon-separated), the install directory, then the plugin
+  /// directories beside the running executable (a build tree's or a relocated install's).
   static std::vector<std::string> defaultSearchPath();
 
   /// The file for `name` ("null" -> <dir>/libplugsdk_null.so); a name containing '/' is a path.

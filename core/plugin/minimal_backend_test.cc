@@ -1392,8 +1392,9 @@ TEST_F(MinimalLibrary, SdpaMatchesTheReference) {
   checkCall("S = 0 (every row fully masked)", "prims.sdpa", sdpaAttrs(),
             {layout(gen, F, {2, 3, 4}), layout(gen, F, {2, 0, 4}), layout(gen, F, {2, 0, 2}), std::nullopt});
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16})
-    checkCall(dt(t), "prims.sdpa", sdpaAttrs(),
-              {layout(gen, t, {2, 4, 8}), layout(gen, t, {2, 6, 8}), layout(gen, t, {2, 6, 8}), layout(gen, t, {2, 4, 6})});
+    checkCall(
+        dt(t), "prims.sdpa", sdpaAttrs(),
+        {layout(gen, t, {2, 4, 8}), layout(gen, t, {2, 6, 8}), layout(gen, t, {2, 6, 8}), layout(gen, t, {2, 4, 6})});
   gen.edges = true;
   checkCall("f32 with edge values", "prims.sdpa", sdpaAttrs(),
             {layout(gen, DType::kF32, {2, 4, 8}), layout(gen, DType::kF32, {2, 6, 8}),
@@ -1531,12 +1532,14 @@ TEST_F(MinimalLibrary, BadAttributesAreErrorsNamingTheAttribute) {
   a.attributes = nullptr;
   EXPECT_TRUE(compileRaw(a).isOk());
   a.attributes = "alpha = 1.0";
-  EXPECT_NE(compileRaw(a).message().find("prims.matmul: unknown attribute 'alpha' (it takes: none)"), std::string::npos);
+  EXPECT_NE(compileRaw(a).message().find("prims.matmul: unknown attribute 'alpha' (it takes: none)"),
+            std::string::npos);
 
   const View q = layout(gen, DType::kF32, {2, 3, 4});
-  std::vector<LibraryOperand> sd = {operandOf(q, false, symbols), operandOf(q, false, symbols),
-                                    operandOf(q, false, symbols), LibraryOperand{}, operandOf(q, false, symbols),
-                                    operandOf(layout(gen, DType::kF32, {2, 3}), false, symbols)};
+  std::vector<LibraryOperand> sd = {
+      operandOf(q, false, symbols), operandOf(q, false, symbols),
+      operandOf(q, false, symbols), LibraryOperand{},
+      operandOf(q, false, symbols), operandOf(layout(gen, DType::kF32, {2, 3}), false, symbols)};
   call = encodeLibraryCall("prims.sdpa", sdpaAttrs(true, 0.25, 0.5, 7), {sd[0], sd[1], sd[2], sd[3]}, {sd[4], sd[5]});
   ASSERT_TRUE(call.isOk());
   EXPECT_EQ((*call)->attributes, "dropout_p = 0.5, is_causal = true, scale = 0.25, seed = 7");
@@ -1662,7 +1665,8 @@ TEST_F(MinimalLibrary, BadDescriptorsAreErrorsNotCrashes) {
   auto enc2 = encodeKernel(f32Acc);
   ASSERT_TRUE(enc2.isOk());
   a.epilogue = &(*enc2)->get();
-  expectBad(a, StatusCode::kInvalidArgument, "the epilogue's accumulator %acc has dtype 8, the result (output 0) dtype 9");
+  expectBad(a, StatusCode::kInvalidArgument,
+            "the epilogue's accumulator %acc has dtype 8, the result (output 0) dtype 9");
   plugsdk_kernel_t broken = (*enc2)->get();
   broken.num_index_insns = 0;
   a.epilogue = &broken;
@@ -1727,8 +1731,7 @@ TEST_F(MinimalLibrary, BadDescriptorsAreErrorsNotCrashes) {
   big = allocate(8 * 64);
   Status s = launch(m.out_executable, {big, big, big}, {});
   EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(s.message().find("[2, 3] x [4, 4] -> [2, 4]: the shapes do not match"), std::string::npos)
-      << s.toString();
+  EXPECT_NE(s.message().find("[2, 3] x [4, 4] -> [2, 4]: the shapes do not match"), std::string::npos) << s.toString();
   release(big);
   destroy(m.out_executable);
 
@@ -1780,7 +1783,7 @@ TEST_F(MinimalLibrary, ClientOptionsChooseTheLibraryOps) {
       lib.op = PLUGSDK_LIBRARY_CONVOLUTION;
       Status ls = check(api().compile_library(&lib), "compile_library");
       EXPECT_EQ(ls.code(), info.library_ops & PLUGSDK_LIBRARY_CONVOLUTION ? StatusCode::kInvalidArgument
-                                                                           : StatusCode::kUnimplemented)
+                                                                          : StatusCode::kUnimplemented)
           << ls.toString();
     }
     plugsdk_client_destroy_args_t x{};
@@ -1828,7 +1831,8 @@ TEST_F(MinimalLibrary, ClientOptionsChooseTheLibraryOps) {
 // A graph with every library op, compiled for the plugin's capabilities and run through
 // DeviceProgram: library calls (matmul and convolution with fused epilogues) or loop kernels,
 // always the reference executor's result.
-const char* kLibraryGraph = R"(graph @lib(%x: f64[4, 6], %w: f64[5, 6], %b: f64[5], %img: f64[2, 2, 6, 6], %cw: f64[3, 2, 3, 3], %cb: f64[3], %q: f64[2, 2, 4, 8], %k: f64[2, 2, 5, 8], %v: f64[2, 2, 5, 8]) {
+const char* kLibraryGraph =
+    R"(graph @lib(%x: f64[4, 6], %w: f64[5, 6], %b: f64[5], %img: f64[2, 2, 6, 6], %cw: f64[3, 2, 3, 3], %cb: f64[3], %q: f64[2, 2, 4, 8], %k: f64[2, 2, 5, 8], %v: f64[2, 2, 5, 8]) {
   %t = aten.t(%w) : f64[6, 5]
   %mm = aten.addmm(%b, %x, %t) : f64[4, 5]
   %r = aten.relu(%mm) : f64[4, 5]

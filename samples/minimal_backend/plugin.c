@@ -130,9 +130,10 @@ static plugsdk_error_t* parse_library_option(const char* v, size_t n, uint32_t* 
     else if (word_is(w, wl, "sdpa"))
       *out |= PLUGSDK_LIBRARY_SDPA;
     else
-      return INVALID("client_create: option library: unknown value '%.*s' (all, none, or a list of matmul, "
-                     "convolution, sdpa)",
-                     (int)wl, w);
+      return INVALID(
+          "client_create: option library: unknown value '%.*s' (all, none, or a list of matmul, "
+          "convolution, sdpa)",
+          (int)wl, w);
     v += len + (len < n);
     n -= len + (len < n);
   }
@@ -226,10 +227,11 @@ static plugsdk_error_t* device_info(plugsdk_device_info_args_t* args) {
   mine.fuses_multi_reduction = true;
   mine.takes_subgraphs = false;
 
-  /* Fill only the fields the caller's struct has (it may come from an older header), and
-   * leave its struct_size and extension alone. */
+  /* Fill only the fields the caller's struct has (it may come from an older header), keep its
+   * extension chain, and say how much was filled: the smaller of the two sizes. */
   size_t size = info->struct_size < sizeof(mine) ? info->struct_size : sizeof(mine);
   memcpy((char*)info + header, (const char*)&mine + header, size - header);
+  info->struct_size = size;
   return NULL;
 }
 

@@ -10,6 +10,7 @@
  *                      this core does not know, and a bigger device_info it must not overrun
  * All variants own one host device with malloc memory; kernels compile to nothing.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,10 +100,14 @@ static plugsdk_error_t* device_info(plugsdk_device_info_args_t* a) {
   full.future_field_a = full.future_field_b = 0xdeadbeefdeadbeefull;
   /* Write only as much as the core's struct holds: what a correct newer plugin does. */
   size_t n = a->info->struct_size < sizeof(full) ? a->info->struct_size : sizeof(full);
-  memcpy((char*)a->info + sizeof(size_t), (const char*)&full + sizeof(size_t), n - sizeof(size_t));
+  memcpy((char*)a->info + offsetof(plugsdk_device_info_t, name),
+         (const char*)&full + offsetof(plugsdk_device_info_t, name), n - offsetof(plugsdk_device_info_t, name));
+  a->info->struct_size = n;
 #else
   size_t n = a->info->struct_size < sizeof(info) ? a->info->struct_size : sizeof(info);
-  memcpy((char*)a->info + sizeof(size_t), (const char*)&info + sizeof(size_t), n - sizeof(size_t));
+  memcpy((char*)a->info + offsetof(plugsdk_device_info_t, name),
+         (const char*)&info + offsetof(plugsdk_device_info_t, name), n - offsetof(plugsdk_device_info_t, name));
+  a->info->struct_size = n;
 #endif
   return NULL;
 }

@@ -1,8 +1,9 @@
 /*
  * plugsdk.h -- the stable C ABI between the plugsdk core and backend plugins.
  *
- * DRAFT (issue 4): this header is being designed and is NOT frozen until issue 4 closes;
- * docs/abi/CHANGELOG.md will record version 1.0 when it is.
+ * ABI 1.0, frozen: a copy of this version lives in sdk/tests/abi_v1_0/ and a test checks that
+ * every later header keeps its layout. docs/abi/reference.md documents every field;
+ * docs/abi/CHANGELOG.md records each version.
  *
  * Standalone C11: includes only <stddef.h>, <stdint.h> and <stdbool.h>. No C++ type and no
  * exception crosses it. Rules (learned from PJRT's and IREE's plugin ABIs):
@@ -21,6 +22,15 @@
  *    Outputs are out_* fields of the args struct.
  *  - Ownership is written on every handle and pointer: "borrowed" pointers are valid for the
  *    duration of the call only; "owned by X" handles are destroyed by X's destroy function.
+ *    Strings a plugin hands out (out_reason, device names, logs) stay valid as long as the
+ *    object they describe (the client, the executable).
+ *  - Fixed layouts. plugsdk_index_insn_t, plugsdk_index_expr_t and plugsdk_tensor_desc_t
+ *    have no size field: they never change within major 1 (new data goes in extensions).
+ *  - Threads. The core never calls into one client from two threads at once; calls on
+ *    different clients may run concurrently, so a plugin's global state must be safe for it.
+ *  - Destroying. The core synchronizes a stream before destroying anything queued work
+ *    uses. error_destroy of NULL is a no-op. Buffers are aligned to at least 64 bytes and
+ *    every launch offset is a multiple of its argument's element size.
  */
 #ifndef PLUGSDK_PLUGSDK_H_
 #define PLUGSDK_PLUGSDK_H_
@@ -336,7 +346,7 @@ typedef struct plugsdk_device_count_args {
   void* extension;
   plugsdk_client_t* client;
   uint32_t out_count;     /* 0 is valid: no device (and not an error) */
-  const char* out_reason; /* borrowed: why there is none (e.g. no driver), or NULL */
+  const char* out_reason; /* valid while the client lives: why there is none (e.g. no driver), or NULL */
 } plugsdk_device_count_args_t;
 
 typedef struct plugsdk_device_info_args {
@@ -344,7 +354,9 @@ typedef struct plugsdk_device_info_args {
   void* extension;
   plugsdk_client_t* client;
   uint32_t device;
-  plugsdk_device_info_t* info; /* filled in by the plugin up to min(info->struct_size, its size) */
+  /* The plugin fills fields up to min(info->struct_size, its own size) and sets
+   * info->struct_size to that minimum (the fields it knows); it never writes past it. */
+  plugsdk_device_info_t* info;
 } plugsdk_device_info_args_t;
 
 typedef struct plugsdk_buffer_allocate_args {
@@ -415,7 +427,8 @@ typedef struct plugsdk_stream_args {
 typedef struct plugsdk_event_args {
   size_t struct_size;
   void* extension;
-  /* create: out_event is owned by the caller; record: event marks the current end of stream;
+  /* create: out_event is owned by the caller (stream: the stream it will be recorded on, may be
+   * NULL); record: event marks the current end of stream;
    * wait: stream waits for event; synchronize: the host waits; destroy */
   plugsdk_client_t* client;
   plugsdk_stream_t* stream;
@@ -500,7 +513,10 @@ typedef struct plugsdk_compile_subgraph_args {
  *    descriptor, then one per epilogue argument that is not its ACCUMULATOR, in order;
  *  - a subgraph: one per graph input, then one per graph output.
  * offsets[i] (bytes) is added to buffer i's base (library descriptors add their own element
- * offsets on top). symbol_values follow the executable's symbol list. A kernel CHECK that
+ * offsets on top). symbol_values follow the executable's symbol list; for a library op with
+ * an epilogue, the call's `symbols` then the epilogue kernel's own `symbols` (a name may be
+ * in both). With an epilogue, output 0's buffer is NULL: the plugin computes output 0 into
+ * its own row-major temporary of the ACCUMULATOR argument's dtype, which the epilogue reads. A kernel CHECK that
  * fails makes the launch return PLUGSDK_CODE_OUT_OF_RANGE with the check's message (when the
  * launch is asynchronous, the stream's next synchronize returns it). */
 typedef struct plugsdk_launch_args {
@@ -511,7 +527,7 @@ typedef struct plugsdk_launch_args {
   const plugsdk_executable_t* executable;
   size_t num_buffers;
   plugsdk_buffer_t* const* buffers;
-  const uint64_t* offsets; /* per argument, bytes */
+  const uint64_t* offsets; /* per buffer, bytes; NULL: all zero */
   size_t num_symbols;
   const int64_t* symbol_values; /* in the kernel's symbols order */
 } plugsdk_launch_args_t;
