@@ -5,7 +5,9 @@
 #     clang (the core is built with g++: a plugin from another compiler must load);
 #  3. build a C++ program against plugsdk::core out of tree (samples/builder_mlp);
 #  4. run the installed CLI: it finds its installed plugins, and runs the MLP model on the
-#     out-of-tree plugin, matching the reference executor.
+#     out-of-tree plugin, matching the reference executor;
+#  5. run every model graph (resnet18, MLP, transformer encoder, GPT-2 block; f32 and f64) on
+#     the out-of-tree plugin against eager torch (core/plugin/tests/test_plugin_models.py).
 # Usage: tools/test_install.sh BUILD_DIR
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -60,4 +62,7 @@ a, b = np.load(f"{w}/out-plugin/out.npy"), np.load(f"{w}/out-reference/out.npy")
 assert a.shape == b.shape and np.allclose(a, b, rtol=1e-12, atol=1e-12), f"max diff {abs(a - b).max()}"
 print(f"[install] mlp on the out-of-tree clang plugin matches the reference (max diff {abs(a - b).max():.3g})")
 PY
+echo "[install] the model graphs on the out-of-tree plugin vs eager torch"
+(cd "$src/core/plugin/tests" && PLUGSDK_BUILD_DIR=$build PLUGSDK_TEST_BACKEND=$plugin \
+  python3 -m pytest -q -p no:cacheprovider test_plugin_models.py -k library_ops 2>&1 | tail -n 3)
 echo "[install] ok"

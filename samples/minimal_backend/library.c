@@ -164,8 +164,10 @@ static plugsdk_error_t* split_attributes(const op_info_t* op, const char* text, 
     bool quoted = false;
     for (; *p && (quoted || depth > 0 || *p != ','); ++p) {
       if (quoted) {
-        if (*p == '\\' && p[1]) ++p;
-        else if (*p == '"') quoted = false;
+        if (*p == '\\' && p[1])
+          ++p;
+        else if (*p == '"')
+          quoted = false;
       } else if (*p == '"') {
         quoted = true;
       } else if (*p == '[' || *p == '(') {
@@ -342,8 +344,9 @@ static plugsdk_error_t* parse_op_attributes(const op_info_t* op, const char* tex
 static plugsdk_error_t* check_expr(const op_info_t* op, mb_library_t* lib, plugsdk_index_expr_t e, const char* operand,
                                    const char* what) {
   if (e.count == 0 || e.first > lib->num_insns || e.count > lib->num_insns - e.first)
-    return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s of %s: index expression [%u, +%u) is outside the %zu index instructions",
-               what, operand, e.first, e.count, lib->num_insns);
+    return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op,
+               "%s of %s: index expression [%u, +%u) is outside the %zu index instructions", what, operand, e.first,
+               e.count, lib->num_insns);
   uint32_t depth = 0;
   for (uint32_t i = 0; i < e.count; ++i) {
     const plugsdk_index_insn_t* in = &lib->insns[e.first + i];
@@ -359,16 +362,18 @@ static plugsdk_error_t* check_expr(const op_info_t* op, mb_library_t* lib, plugs
       case PLUGSDK_INDEX_MUL:
       case PLUGSDK_INDEX_FLOORDIV:
       case PLUGSDK_INDEX_MOD:
-        if (depth < 2) return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s of %s: index program underflows its stack", what, operand);
+        if (depth < 2)
+          return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s of %s: index program underflows its stack", what, operand);
         depth -= 2;
         break;
       default:
-        return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s of %s: index op %u is not allowed in a descriptor", what, operand,
-                   in->op);
+        return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s of %s: index op %u is not allowed in a descriptor", what,
+                   operand, in->op);
     }
     if (++depth > lib->max_stack) lib->max_stack = depth;
   }
-  if (depth != 1) return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s of %s: index program leaves %u values", what, operand, depth);
+  if (depth != 1)
+    return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s of %s: index program leaves %u values", what, operand, depth);
   return NULL;
 }
 
@@ -381,7 +386,8 @@ static plugsdk_error_t* copy_operand(const op_info_t* op, mb_library_t* lib, siz
     if (d->rank != 0) return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "absent %s has rank %u, not 0", name, d->rank);
     return NULL;
   }
-  if (d->dtype > PLUGSDK_DTYPE_F64) return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s has unknown dtype %u", name, d->dtype);
+  if (d->dtype > PLUGSDK_DTYPE_F64)
+    return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s has unknown dtype %u", name, d->dtype);
   if (d->rank > MB_MAX_RANK)
     return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s has rank %u (at most %d)", name, d->rank, MB_MAX_RANK);
   if (d->rank && (!d->sizes || !d->strides))
@@ -416,7 +422,8 @@ static plugsdk_error_t* check_signature(const op_info_t* op, const mb_library_t*
         if (r != o[0].rank)
           return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s has rank %u and %s rank %u", nm[i], r, nm[0], o[0].rank);
         if (mb_dtype_is_float(o[i].dtype) != mb_dtype_is_float(o[0].dtype))
-          return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s and %s are not both floating or both integral", nm[i], nm[0]);
+          return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s and %s are not both floating or both integral", nm[i],
+                     nm[0]);
       }
       return NULL;
     }
@@ -427,15 +434,17 @@ static plugsdk_error_t* check_signature(const op_info_t* op, const mb_library_t*
           return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s is not floating", nm[i]);
         if (i == 3 && !mb_dtype_is_float(o[i].dtype) && o[i].dtype != PLUGSDK_DTYPE_BOOL)
           return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "attn_mask is neither bool nor floating");
-        if (i < 3 && o[i].rank < 2) return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s has rank %u, needs at least 2", nm[i], o[i].rank);
+        if (i < 3 && o[i].rank < 2)
+          return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "%s has rank %u, needs at least 2", nm[i], o[i].rank);
       }
       if (o[1].rank > o[0].rank || o[2].rank > o[0].rank)
         return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "key or value has more batch dims than query");
       if (o[4].rank != o[0].rank || o[5].rank + 1 != o[0].rank)
-        return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "out has rank %u and logsumexp rank %u; query has rank %u", o[4].rank,
-                   o[5].rank, o[0].rank);
+        return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "out has rank %u and logsumexp rank %u; query has rank %u",
+                   o[4].rank, o[5].rank, o[0].rank);
       if (o[3].present && o[3].rank > o[0].rank)
-        return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "attn_mask has rank %u, more than query's %u", o[3].rank, o[0].rank);
+        return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "attn_mask has rank %u, more than query's %u", o[3].rank,
+                   o[0].rank);
       return NULL;
     }
   }
@@ -470,11 +479,12 @@ static plugsdk_error_t* compile_epilogue(const op_info_t* op, mb_library_t* lib,
       lib->acc_arg = i;
     }
   if (accs != 1)
-    return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "the epilogue kernel @%s has %zu ACCUMULATOR arguments, needs 1", e->name,
-               accs);
+    return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "the epilogue kernel @%s has %zu ACCUMULATOR arguments, needs 1",
+               e->name, accs);
   const mb_arg_t* acc = &e->args[lib->acc_arg];
   if (acc->access & PLUGSDK_ACCESS_WRITE)
-    return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "the epilogue kernel @%s writes its accumulator %%%s", e->name, acc->name);
+    return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op, "the epilogue kernel @%s writes its accumulator %%%s", e->name,
+               acc->name);
   const mb_operand_t* out = &lib->operands[lib->num_inputs];
   if (acc->dtype != out->dtype)
     return bad(PLUGSDK_CODE_INVALID_ARGUMENT, op,
@@ -599,7 +609,8 @@ static plugsdk_error_t* make_view(const launch_t* l, size_t i, unsigned char* ba
   for (uint32_t d = 0; d < o->rank; ++d) {
     v->size[d] = eval(l, o->sizes[d]);
     v->stride[d] = eval(l, o->strides[d]);
-    if (v->size[d] < 0) return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT, "%s has size %lld in dim %u", name, (long long)v->size[d], d);
+    if (v->size[d] < 0)
+      return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT, "%s has size %lld in dim %u", name, (long long)v->size[d], d);
     if (v->size[d] && v->numel > INT64_MAX / 8 / v->size[d])
       return failed(l, PLUGSDK_CODE_OUT_OF_RANGE, "%s has too many elements", name);
     v->numel *= v->size[d];
@@ -623,8 +634,8 @@ static plugsdk_error_t* make_view(const launch_t* l, size_t i, unsigned char* ba
   }
   const uint64_t elements = bytes / mb_dtype_bytes(o->dtype);
   if (lo < 0 || (uint64_t)hi >= elements)
-    return failed(l, PLUGSDK_CODE_OUT_OF_RANGE, "%s reaches elements [%lld, %lld], outside its buffer's %llu elements", name,
-                  (long long)lo, (long long)hi, (unsigned long long)elements);
+    return failed(l, PLUGSDK_CODE_OUT_OF_RANGE, "%s reaches elements [%lld, %lld], outside its buffer's %llu elements",
+                  name, (long long)lo, (long long)hi, (unsigned long long)elements);
   return NULL;
 }
 
@@ -679,9 +690,9 @@ static plugsdk_error_t* run_matmul(const launch_t* l, const view_t* v, mb_value_
   }
   const int64_t m = a->size[r - 2], k = a->size[r - 1], n = b->size[r - 1];
   if (b->size[r - 2] != k || o->size[r - 2] != m || o->size[r - 1] != n)
-    return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT, "[%lld, %lld] x [%lld, %lld] -> [%lld, %lld]: the shapes do not match",
-                  (long long)m, (long long)k, (long long)b->size[r - 2], (long long)n, (long long)o->size[r - 2],
-                  (long long)o->size[r - 1]);
+    return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT,
+                  "[%lld, %lld] x [%lld, %lld] -> [%lld, %lld]: the shapes do not match", (long long)m, (long long)k,
+                  (long long)b->size[r - 2], (long long)n, (long long)o->size[r - 2], (long long)o->size[r - 1]);
   mb_value_t *x = values(a->numel), *y = values(b->numel), *c = values(o->numel);
   if (!x || !y || !c) {
     free(x);
@@ -757,10 +768,12 @@ static plugsdk_error_t* conv_geometry(const launch_t* l, const view_t* v, geom_t
   }
   const int64_t G = g->groups;
   if (o->size[0] != g->n)
-    return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT, "batch: input %lld, out %lld", (long long)g->n, (long long)o->size[0]);
+    return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT, "batch: input %lld, out %lld", (long long)g->n,
+                  (long long)o->size[0]);
   if (g->cin % G || g->cout % G)
-    return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT, "%lld input and %lld output channels are not divisible by groups = %lld",
-                  (long long)g->cin, (long long)g->cout, (long long)G);
+    return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT,
+                  "%lld input and %lld output channels are not divisible by groups = %lld", (long long)g->cin,
+                  (long long)g->cout, (long long)G);
   /* weight: [cout, cin / groups, k...], transposed [cin, cout / groups, k...] */
   const int64_t w0 = lib->transposed ? g->cin : g->cout, w1 = lib->transposed ? g->cout / G : g->cin / G;
   if (w->size[0] != w0 || w->size[1] != w1)
@@ -913,9 +926,10 @@ static plugsdk_error_t* run_sdpa(const launch_t* l, const view_t* v, mb_value_t*
   const int64_t L = q->size[nob], E = q->size[nob + 1];
   const int64_t S = k->size[k->rank - 2], Ev = vv->size[vv->rank - 1];
   if (k->size[k->rank - 1] != E || vv->size[vv->rank - 2] != S)
-    return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT, "query [.., %lld, %lld], key [.., %lld, %lld], value [.., %lld, %lld] do not match",
-                  (long long)L, (long long)E, (long long)S, (long long)k->size[k->rank - 1],
-                  (long long)vv->size[vv->rank - 2], (long long)Ev);
+    return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT,
+                  "query [.., %lld, %lld], key [.., %lld, %lld], value [.., %lld, %lld] do not match", (long long)L,
+                  (long long)E, (long long)S, (long long)k->size[k->rank - 1], (long long)vv->size[vv->rank - 2],
+                  (long long)Ev);
   for (int t = 1; t <= 2; ++t) { /* key / value batch dims divide query's */
     const view_t* x = t == 1 ? k : vv;
     const uint32_t nb = x->rank - 2, off = nob - nb;
@@ -928,8 +942,8 @@ static plugsdk_error_t* run_sdpa(const launch_t* l, const view_t* v, mb_value_t*
     if (out->size[d] != ob[d] || lse->size[d] != ob[d])
       return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT, "out or logsumexp batch dim %u differs from query's", d);
   if (out->size[nob] != L || out->size[nob + 1] != Ev || lse->size[nob] != L)
-    return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT, "out must be [.., %lld, %lld] and logsumexp [.., %lld]", (long long)L,
-                  (long long)Ev, (long long)L);
+    return failed(l, PLUGSDK_CODE_INVALID_ARGUMENT, "out must be [.., %lld, %lld] and logsumexp [.., %lld]",
+                  (long long)L, (long long)Ev, (long long)L);
   /* The mask broadcast to [ob..., L, S] (right-aligned; dims of size 1 repeat). */
   int64_t mstride[MB_MAX_RANK] = {0};
   const uint32_t nfull = nob + 2;
@@ -1039,7 +1053,8 @@ static plugsdk_error_t* run_epilogue(const launch_t* l, const view_t* out0, cons
   int64_t* counts = malloc((e->num_args + 1) * sizeof(*counts));
   plugsdk_error_t* err = NULL;
   if (!temp || !ebases || !counts) {
-    err = failed(l, PLUGSDK_CODE_RESOURCE_EXHAUSTED, "out of memory for the result of %lld elements", (long long)out0->numel);
+    err = failed(l, PLUGSDK_CODE_RESOURCE_EXHAUSTED, "out of memory for the result of %lld elements",
+                 (long long)out0->numel);
     goto out;
   }
   for (int64_t i = 0; i < out0->numel; ++i) mb_store(out0->dtype, temp + (size_t)i * esize, result[i]);

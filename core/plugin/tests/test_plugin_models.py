@@ -13,6 +13,7 @@ none): "ran @G as a program (N kernels, M library calls) on minimal:0 (host0)".
 """
 from __future__ import annotations
 
+import os
 import pathlib
 import re
 import sys
@@ -24,6 +25,9 @@ ROOT = pathlib.Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "conformance" / "models"))
 import test_models as tm  # noqa: E402  (a module object: pytest does not collect its tests here)
 
+# The plugin to run (a name or a path): tools/test_install.sh points it at the sample built
+# out of tree with another compiler.
+BACKEND = os.environ.get("PLUGSDK_TEST_BACKEND", "minimal")
 RUN_LINE = re.compile(r"ran @\w+ as a program \((\d+) kernels, (\d+) library calls\) on minimal:0 \(host0\)")
 
 # Library calls per model with library ops on: matmuls (addmm / linear / bmm), convolutions
@@ -44,9 +48,9 @@ def run_on_minimal(graph: str, options: str | None, tmp_path: pathlib.Path) -> t
         args += ["--input", f"{n}={path}"]
     extra = ["--backend-options", options] if options is not None else []
     out_dir = tmp_path / "out"
-    r = tm.run_cli("run", str(tm.HERE / f"{graph}.pgraph"), "--quiet", "--backend", "minimal", *extra,
+    r = tm.run_cli("run", str(tm.HERE / f"{graph}.pgraph"), "--quiet", "--backend", BACKEND, *extra,
                    "--save", str(out_dir), *args)
-    what = f"plugsdk run {graph}.pgraph --backend minimal" + (f" --backend-options {options}" if options else "")
+    what = f"plugsdk run {graph}.pgraph --backend {BACKEND}" + (f" --backend-options {options}" if options else "")
     assert r.returncode == 0, f"{what} failed:\n{r.stdout}\n{r.stderr}"
     m = RUN_LINE.search(r.stdout)
     assert m, f"{what}: no summary line in\n{r.stdout}"
