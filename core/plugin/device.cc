@@ -25,6 +25,7 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 void DeviceBuffer::reset() {
   if (device_ && handle_) {
+    auto held = device_->lock();
     plugsdk_buffer_free_args_t a{};
     a.struct_size = sizeof(a);
     a.client = device_->client();
@@ -124,6 +125,7 @@ std::string Device::describe() const {
 }
 
 StatusOr<DeviceBuffer> Device::allocate(uint64_t bytes) const {
+  auto held = lock();
   if (caps_.maxBufferBytes && bytes > caps_.maxBufferBytes)
     return resourceExhausted("device " + describe() + ": a buffer of " + std::to_string(bytes) +
                              " bytes exceeds its limit of " + std::to_string(caps_.maxBufferBytes));
@@ -142,6 +144,7 @@ StatusOr<DeviceBuffer> Device::allocate(uint64_t bytes) const {
 }
 
 Status Device::upload(const DeviceBuffer& dst, uint64_t offset, const void* src, uint64_t bytes) const {
+  auto held = lock();
   plugsdk_buffer_copy_args_t a{};
   a.struct_size = sizeof(a);
   a.client = client_;
@@ -154,6 +157,7 @@ Status Device::upload(const DeviceBuffer& dst, uint64_t offset, const void* src,
 }
 
 Status Device::download(const DeviceBuffer& src, uint64_t offset, void* dst, uint64_t bytes) const {
+  auto held = lock();
   plugsdk_buffer_copy_args_t a{};
   a.struct_size = sizeof(a);
   a.client = client_;
@@ -166,6 +170,7 @@ Status Device::download(const DeviceBuffer& src, uint64_t offset, void* dst, uin
 }
 
 Status Device::synchronize() const {
+  auto held = lock();
   plugsdk_stream_args_t s{};
   s.struct_size = sizeof(s);
   s.client = client_;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "core/ir/dtype.h"
@@ -78,6 +79,11 @@ class Device {
   /// "minimal:0 (host0)" for messages.
   std::string describe() const;
 
+  /// Holds the device's client for a sequence of calls: the ABI promises a plugin that no two
+  /// threads call into one client at once. Every method here takes it; callers that make
+  /// several calls in a row (DeviceProgram) hold it across them.
+  std::unique_lock<std::recursive_mutex> lock() const { return std::unique_lock<std::recursive_mutex>(mu_); }
+
   /// Converts a plugin error into a Status naming the plugin and the call.
   Status check(plugsdk_error_t* err, const std::string& call) const { return plugin_->check(err, call); }
 
@@ -94,6 +100,7 @@ class Device {
   plugsdk_client_t* client_ = nullptr;
   plugsdk_stream_t* stream_ = nullptr;
   DeviceCaps caps_;
+  mutable std::recursive_mutex mu_;
 };
 
 }  // namespace plugsdk::plugin

@@ -41,6 +41,7 @@ struct DeviceProgram::Executable {
   Executable& operator=(const Executable&) = delete;
   ~Executable() {
     if (!handle) return;
+    auto held = device->lock();
     plugsdk_executable_destroy_args_t a{};
     a.struct_size = sizeof(a);
     a.client = device->client();
@@ -171,6 +172,7 @@ StatusOr<std::unique_ptr<DeviceProgram::Executable>> compileCall(const Device& d
 }  // namespace
 
 StatusOr<std::unique_ptr<DeviceProgram>> DeviceProgram::compile(const Device& device, sched::Program program) {
+  auto held = device.lock();
   std::unique_ptr<DeviceProgram> dp(new DeviceProgram(device, std::move(program)));
   const sched::Program& p = dp->program_;
   // Capabilities first: nothing is compiled for a program the device cannot run.
@@ -191,6 +193,7 @@ StatusOr<std::unique_ptr<DeviceProgram>> DeviceProgram::compile(const Device& de
 }
 
 std::string DeviceProgram::log() const {
+  auto held = device_.lock();
   std::string out;
   for (const auto& e : steps_) {
     plugsdk_executable_log_args_t a{};
@@ -270,6 +273,7 @@ StatusOr<std::string> inputBytes(const sched::Program& p, const sched::ProgramIn
 StatusOr<std::vector<exec::HostTensor>> DeviceProgram::run(const std::vector<exec::HostTensor>& inputs) const {
   const sched::Program& p = program_;
   ASSIGN_OR_RETURN(Symbols s, sched::bindInputs(p, inputs));
+  auto held = device_.lock();  // one run at a time per client (the ABI's threading rule)
   ASSIGN_OR_RETURN(Placement pl, place(device_, p, s));
   for (size_t i = 0; i < inputs.size(); ++i) {
     const sched::ProgramInput& in = p.inputs[i];

@@ -30,7 +30,8 @@ class DeviceProgram {
   DeviceProgram(const DeviceProgram&) = delete;
   DeviceProgram& operator=(const DeviceProgram&) = delete;
 
-  /// Runs on logical (contiguous) inputs; returns the outputs. Thread-compatible.
+  /// Runs on logical (contiguous) inputs; returns the outputs. Thread-safe: runs from several
+  /// threads take turns on the device's client.
   StatusOr<std::vector<exec::HostTensor>> run(const std::vector<exec::HostTensor>& inputs) const;
 
   const sched::Program& program() const { return program_; }

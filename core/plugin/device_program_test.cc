@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <thread>
 
 #include "core/sched/interpreter.h"
 #include "core/text/parser.h"
@@ -58,6 +59,13 @@ const char* kGraph = R"(graph @g(%x: f64[s0, 8], %w: f64[6, 8], %i: i64[s0, 2]) 
   %s = aten._softmax(%r) {dim = 1, half_to_float = false}
   %g = aten.gather(%s, %i) {dim = 1}
   return %s, %g
+})";
+
+// The fault plugins claim f32 only and no library op.
+const char* kF32Graph = R"(graph @f(%x: f32[4, 8], %w: f32[8, 3]) {
+  %m = aten.mm(%x, %w)
+  %r = aten.relu(%m)
+  return %r
 })";
 
 struct Compiled {
@@ -131,6 +139,25 @@ TEST_P(DeviceProgramOn, MatchesTheProgramInterpreter) {
   expectHas(bad.status(), "takes 3 inputs");
 }
 
+TEST(DeviceProgram, TwoThreadsRunningOneProgramTakeTurns) {
+  // The plugin fails any call that overlaps another on its client (the ABI promises one
+  // thread per client at a time); the device's lock must serialize the two runs.
+  auto dev = openDevice("one_thread");
+  ASSERT_TRUE(dev);
+  Compiled c = compileFor(&dev->caps(), kF32Graph);
+  auto dp = DeviceProgram::compile(*dev, c.program);
+  ASSERT_TRUE(dp.isOk()) << dp.status().toString();
+  auto work = [&] {
+    for (int r = 0; r < 25; ++r) {
+      auto got = (*dp)->run(inputsFor(c.program, 0));
+      if (!got.isOk()) ADD_FAILURE() << got.status().toString();
+    }
+  };
+  std::thread a(work), b(work);
+  a.join();
+  b.join();
+}
+
 TEST(DeviceProgram, NullBackendHasNoDeviceAndSaysWhy) {
   expectHas(openStatus("null"), "the null backend has no devices");
 }
@@ -151,13 +178,6 @@ TEST(DeviceProgram, NullHandlesAreErrors) {
   expectHas(b.status(), "libplugsdk_fault_null_buffer.so");
   expectHas(b.status(), "buffer_allocate succeeded but returned a NULL buffer");
 }
-
-// The fault plugins claim f32 only and no library op.
-const char* kF32Graph = R"(graph @f(%x: f32[4, 8], %w: f32[8, 3]) {
-  %m = aten.mm(%x, %w)
-  %r = aten.relu(%m)
-  return %r
-})";
 
 TEST(DeviceProgram, AFailingLaunchNamesTheStepAndThePlugin) {
   auto dev = openDevice("fault_launch");

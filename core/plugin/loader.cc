@@ -122,14 +122,21 @@ Status Plugin::check(plugsdk_error_t* err, const std::string& call) const {
   info.error = err;
   std::string message = "(no message)";
   uint32_t code = PLUGSDK_CODE_INTERNAL;
-  if (!api_->error_info(&info)) {
+  plugsdk_error_t* infoErr = api_->error_info(&info);
+  if (!infoErr) {
     code = info.out_code;
     if (info.out_message) message = info.out_message;
   }
-  plugsdk_error_destroy_args_t d{};
-  d.struct_size = sizeof(d);
-  d.error = err;
-  api_->error_destroy(&d);
+  for (plugsdk_error_t* e : {infoErr, err}) {
+    if (!e) continue;
+    plugsdk_error_destroy_args_t d{};
+    d.struct_size = sizeof(d);
+    d.error = e;
+    api_->error_destroy(&d);
+  }
+  // Plugins often start messages with the function's name; say it once.
+  const std::string fn = call.substr(0, call.find_first_of(" ("));
+  if (message.rfind(fn + ": ", 0) == 0) message = message.substr(fn.size() + 2);
   const StatusCode sc =
       code >= 1 && code <= PLUGSDK_CODE_RESOURCE_EXHAUSTED ? static_cast<StatusCode>(code) : StatusCode::kInternal;
   return Status(sc, "plugin " + name() + " (" + path_ + "): " + call + ": " + message);

@@ -6,12 +6,19 @@
  *   FAULT_NULL_HANDLES client_create succeeds but hands back a NULL client
  *   FAULT_NULL_BUFFER  buffer_allocate succeeds but hands back a NULL buffer
  *   FAULT_LAUNCH       everything works except launch, which fails with a message
+ *   ONE_THREAD         fails any call that enters while another call on the client is still
+ *                      inside (each call lingers a little): checks the core keeps the ABI's
+ *                      one-thread-per-client promise
  *   NEWER_MINOR        a correct plugin of ABI 1.<current + 1>: a bigger table with a function
  *                      this core does not know, and a bigger device_info it must not overrun
  * All variants own one host device with malloc memory; kernels compile to nothing.
  */
 #include <stddef.h>
 #include <stdlib.h>
+#if defined(ONE_THREAD)
+#include <stdatomic.h>
+#include <time.h>
+#endif
 #include <string.h>
 
 #include "plugsdk/plugsdk.h"
@@ -44,6 +51,19 @@ static plugsdk_error_t* fail(uint32_t code, const char* message) {
 
 #if defined(FAULT_ERRORS)
 #define MAYBE_FAIL(call) return fail(PLUGSDK_CODE_INTERNAL, call ": the device fell over (on purpose)")
+#elif defined(ONE_THREAD)
+static atomic_int inside;
+/* Enter: fail if another call is inside; linger so that an overlap is likely to be seen. */
+#define MAYBE_FAIL(call)                                                                             \
+  do {                                                                                               \
+    if (atomic_fetch_add(&inside, 1) != 0) {                                                         \
+      atomic_fetch_sub(&inside, 1);                                                                  \
+      return fail(PLUGSDK_CODE_INTERNAL, call ": entered while another call was inside the client"); \
+    }                                                                                                \
+    struct timespec ts = {0, 200000};                                                                \
+    nanosleep(&ts, NULL);                                                                            \
+    atomic_fetch_sub(&inside, 1);                                                                    \
+  } while (0)
 #else
 #define MAYBE_FAIL(call) (void)0
 #endif
@@ -131,6 +151,7 @@ static plugsdk_error_t* buffer_free(plugsdk_buffer_free_args_t* a) {
   return NULL;
 }
 static plugsdk_error_t* buffer_copy(plugsdk_buffer_copy_args_t* a) {
+  MAYBE_FAIL("buffer_copy");
   if (a->kind == PLUGSDK_COPY_HOST_TO_DEVICE) {
     if (a->dst_offset + a->bytes > a->dst->bytes) return fail(PLUGSDK_CODE_OUT_OF_RANGE, "buffer_copy: out of range");
     memcpy(a->dst->data + a->dst_offset, a->host_src, a->bytes);
@@ -178,6 +199,7 @@ static plugsdk_error_t* executable_log(plugsdk_executable_log_args_t* a) {
 }
 static plugsdk_error_t* launch(plugsdk_launch_args_t* a) {
   (void)a;
+  MAYBE_FAIL("launch");
 #if defined(FAULT_LAUNCH)
   return fail(PLUGSDK_CODE_INTERNAL, "launch: the kernel hit a hardware fault (on purpose)");
 #else
