@@ -239,13 +239,13 @@ typedef struct plugsdk_stmt {
   uint32_t op;    /* SCALAR: plugsdk_scalar_op_t; REDUCE: plugsdk_reduce_op_t; STORE: plugsdk_combine_t */
   uint32_t num_operands;
   int32_t operands[3];
-  uint32_t body_count;        /* LOOP: statements that follow and form the body */
-  plugsdk_index_expr_t index; /* LOAD / STORE / INDEX / RAND */
-  uint32_t num_loop_sizes;    /* LOOP: its rank (loop variables r0 .. r<num_loop_sizes - 1>) */
+  uint32_t body_count;                    /* LOOP: statements that follow and form the body */
+  plugsdk_index_expr_t index;             /* LOAD / STORE / INDEX / RAND */
+  uint32_t num_loop_sizes;                /* LOOP: its rank (loop variables r0 .. r<num_loop_sizes - 1>) */
   const plugsdk_index_expr_t* loop_sizes; /* LOOP: num_loop_sizes extents, r0 outermost */
-  double fvalue;       /* CONST of a floating dtype */
-  int64_t ivalue;      /* CONST of an integral dtype; RAND seed */
-  const char* message; /* CHECK: borrowed, NUL-terminated */
+  double fvalue;                          /* CONST of a floating dtype */
+  int64_t ivalue;                         /* CONST of an integral dtype; RAND seed */
+  const char* message;                    /* CHECK: borrowed, NUL-terminated */
 } plugsdk_stmt_t;
 
 typedef enum plugsdk_arg_access {
