@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 
 #include "core/ir/dtype.h"
 #include "core/plugin/loader.h"
@@ -53,6 +54,12 @@ class DeviceBuffer {
   plugsdk_buffer_t* handle() const { return handle_; }
   uint64_t bytes() const { return bytes_; }
   void reset();
+  /// Gives up ownership without freeing: the caller frees the handle through the plugin.
+  plugsdk_buffer_t* release() {
+    device_ = nullptr;
+    bytes_ = 0;
+    return std::exchange(handle_, nullptr);
+  }
 
  private:
   const Device* device_ = nullptr;

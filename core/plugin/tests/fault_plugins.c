@@ -9,6 +9,7 @@
  *   ONE_THREAD         fails any call that enters while another call on the client is still
  *                      inside (each call lingers a little): checks the core keeps the ABI's
  *                      one-thread-per-client promise
+ *   FAULT_FREE         buffer_free fails (the conformance suite must notice)
  *   NEWER_MINOR        a correct plugin of ABI 1.<current + 1>: a bigger table with a function
  *                      this core does not know, and a bigger device_info it must not overrun
  * All variants own one host device with malloc memory; kernels compile to nothing.
@@ -148,7 +149,11 @@ static plugsdk_error_t* buffer_allocate(plugsdk_buffer_allocate_args_t* a) {
 static plugsdk_error_t* buffer_free(plugsdk_buffer_free_args_t* a) {
   if (a->buffer) free(a->buffer->data);
   free(a->buffer);
+#if defined(FAULT_FREE)
+  return fail(PLUGSDK_CODE_INTERNAL, "buffer_free: the allocator lost track of the buffer (on purpose)");
+#else
   return NULL;
+#endif
 }
 static plugsdk_error_t* buffer_copy(plugsdk_buffer_copy_args_t* a) {
   MAYBE_FAIL("buffer_copy");

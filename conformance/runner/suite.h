@@ -1,0 +1,64 @@
+// The conformance suite's vocabulary: a case is a named check in a tier that runs against
+// one plugin device and passes, fails (with the reason) or is skipped (with the reason: the
+// device does not claim what it needs). Tiers register their cases into a Suite explicitly
+// (no static registration, no globals); the runner (main.cc) filters, runs and reports them.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/plugin/device.h"
+#include "core/support/status.h"
+
+namespace plugsdk::conformance {
+
+/// What a case may use: the device under test and a deterministic seed for its data.
+struct CaseContext {
+  const plugin::Device& device;
+  uint64_t seed = 0;
+};
+
+/// A skip is not a failure: the device does not claim what the case needs.
+struct Outcome {
+  enum class Kind { kPass, kFail, kSkip } kind = Kind::kPass;
+  std::string detail;  ///< the failure or the reason for the skip
+  static Outcome pass() { return {}; }
+  static Outcome fail(std::string why) { return {Kind::kFail, std::move(why)}; }
+  static Outcome skip(std::string why) { return {Kind::kSkip, std::move(why)}; }
+  /// A Status as an outcome: ok passes, an error fails with its text.
+  static Outcome of(const Status& s) { return s.isOk() ? pass() : fail(s.toString()); }
+};
+
+struct Case {
+  std::string tier;  ///< "abi", "op", "fusion", "model", "dynamic"
+  std::string name;  ///< unique within the suite: "abi.memory.roundtrip.4096"
+  std::function<Outcome(const CaseContext&)> run;
+};
+
+class Suite {
+ public:
+  void add(std::string tier, std::string name, std::function<Outcome(const CaseContext&)> run) {
+    cases_.push_back({std::move(tier), std::move(name), std::move(run)});
+  }
+  const std::vector<Case>& cases() const { return cases_; }
+
+ private:
+  std::vector<Case> cases_;
+};
+
+/// The ABI tier (abi_cases.cc): capabilities, memory, streams and events, error paths.
+void addAbiCases(Suite& suite);
+
+/// The model tier (model_cases.cc): the conformance/models graphs vs the reference executor.
+void addModelCases(Suite& suite);
+
+/// Every tier.
+inline Suite makeSuite() {
+  Suite s;
+  addAbiCases(s);
+  addModelCases(s);
+  return s;
+}
+
+}  // namespace plugsdk::conformance
