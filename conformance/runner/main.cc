@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,53 @@ std::string jsonString(const std::string& s) {
       out += ch;
   }
   return out + "\"";
+}
+
+std::string xmlEscape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    switch (ch) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += static_cast<unsigned char>(ch) < 0x20 && ch != '\n' ? ' ' : ch;
+    }
+  }
+  return out;
+}
+
+/// DIR/junit.xml: one testsuite per tier, for CI systems.
+bool writeJunit(const std::string& dir, const std::vector<Result>& results) {
+  std::map<std::string, std::vector<const Result*>> tiers;
+  for (const Result& r : results) tiers[r.c->tier].push_back(&r);
+  std::ofstream f(dir + "/junit.xml");
+  if (!f) return false;
+  f << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"plugsdk-conformance\">\n";
+  for (const auto& [tier, rs] : tiers) {
+    int failures = 0, skipped = 0;
+    double seconds = 0;
+    for (const Result* r : rs) {
+      failures += r->outcome.kind == Outcome::Kind::kFail;
+      skipped += r->outcome.kind == Outcome::Kind::kSkip;
+      seconds += r->ms / 1e3;
+    }
+    f << "  <testsuite name=\"" << xmlEscape(tier) << "\" tests=\"" << rs.size() << "\" failures=\"" << failures
+      << "\" skipped=\"" << skipped << "\" time=\"" << seconds << "\">\n";
+    for (const Result* r : rs) {
+      f << "    <testcase classname=\"conformance." << xmlEscape(tier) << "\" name=\"" << xmlEscape(r->c->name)
+        << "\" time=\"" << r->ms / 1e3 << "\"";
+      if (r->outcome.kind == Outcome::Kind::kPass) {
+        f << "/>\n";
+        continue;
+      }
+      const char* tag = r->outcome.kind == Outcome::Kind::kFail ? "failure" : "skipped";
+      f << ">\n      <" << tag << " message=\"" << xmlEscape(r->outcome.detail) << "\"/>\n    </testcase>\n";
+    }
+    f << "  </testsuite>\n";
+  }
+  f << "</testsuites>\n";
+  return static_cast<bool>(f);
 }
 
 const char* statusName(Outcome::Kind k) {
@@ -132,8 +180,9 @@ int run(const Options& o) {
   }
   std::printf("%d passed, %d failed, %d skipped: %s\n", passed, failed, skipped,
               failed == 0 ? "certified for the tiers run" : "NOT certified");
-  if (!o.reportDir.empty() && !writeReport(o, **d, results, passed, failed, skipped)) {
-    std::fprintf(stderr, "plugsdk-conformance: cannot write %s/report.json\n", o.reportDir.c_str());
+  if (!o.reportDir.empty() &&
+      (!writeReport(o, **d, results, passed, failed, skipped) || !writeJunit(o.reportDir, results))) {
+    std::fprintf(stderr, "plugsdk-conformance: cannot write the report in %s\n", o.reportDir.c_str());
     return 1;
   }
   return failed == 0 ? 0 : 1;

@@ -6,6 +6,7 @@ import json
 import os
 import pathlib
 import subprocess
+import xml.etree.ElementTree as ET
 
 HERE = pathlib.Path(__file__).resolve().parent
 BUILD = pathlib.Path(os.environ.get("PLUGSDK_BUILD_DIR", HERE.parents[1] / "build"))
@@ -25,6 +26,8 @@ def test_minimal_sample_is_certified_for_the_abi_tier(tmp_path: pathlib.Path):
     assert s["failed"] == 0 and s["passed"] == len(report["cases"]) >= 15, s
     assert s["verdict"] == "certified"
     assert report["abi"] == "1.0" and report["device"]["name"] == "host0"
+    suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
+    assert suite.get("name") == "abi" and int(suite.get("tests")) == s["passed"] and suite.get("failures") == "0"
 
 
 def test_a_plugin_whose_free_fails_is_not_certified(tmp_path: pathlib.Path):
@@ -35,6 +38,8 @@ def test_a_plugin_whose_free_fails_is_not_certified(tmp_path: pathlib.Path):
     assert f"rerun: plugsdk-conformance --plugin {plugin} --device 0 --seed 7 --filter abi.memory.roundtrip.0" in r.stdout
     s = json.loads((tmp_path / "report.json").read_text())["summary"]
     assert s["failed"] == 5 and s["verdict"] == "not certified", s
+    failures = ET.parse(tmp_path / "junit.xml").getroot().findall(".//testcase/failure")
+    assert len(failures) == 5 and "lost track of the buffer" in failures[0].get("message")
 
 
 def test_list_and_bad_options():
