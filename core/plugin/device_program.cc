@@ -202,7 +202,8 @@ std::string DeviceProgram::log() const {
     a.executable = e->handle;
     if (!device_.check(device_.api().executable_log(&a), "executable_log").isOk() || !a.out_log || !*a.out_log)
       continue;
-    out += e->what + ":\n" + a.out_log + (out.back() == '\n' ? "" : "\n");
+    const std::string text = a.out_log;  // non-empty here
+    out += e->what + ":\n" + text + (text.back() == '\n' ? "" : "\n");
   }
   return out;
 }

@@ -134,6 +134,7 @@ TEST_P(DeviceProgramOn, MatchesTheProgramInterpreter) {
         EXPECT_NEAR((*got)[o].getDouble(i), (*want)[o].getDouble(i), 1e-12) << "output " << o << " element " << i;
     }
   }
+  EXPECT_EQ((*dp)->log(), "") << "the sample's compilers have nothing to say";
   // Wrong inputs are an error naming the input, not a launch on bad memory.
   auto bad = (*dp)->run({});
   expectHas(bad.status(), "takes 3 inputs");
@@ -185,6 +186,9 @@ TEST(DeviceProgram, AFailingLaunchNamesTheStepAndThePlugin) {
   Compiled c = compileFor(&dev->caps(), kF32Graph);
   auto dp = DeviceProgram::compile(*dev, c.program);
   ASSERT_TRUE(dp.isOk()) << dp.status().toString();
+  // The compiler log of every executable, each under its name, ending in a newline.
+  const std::string log = (*dp)->log();
+  EXPECT_NE(log.find(":\ncompiled to nothing (a test plugin)\n"), std::string::npos) << log;
   auto r = (*dp)->run(inputsFor(c.program, 0));
   expectHas(r.status(), "libplugsdk_fault_launch.so");
   expectHas(r.status(), "the kernel hit a hardware fault (on purpose)");

@@ -199,7 +199,7 @@ static plugsdk_error_t* executable_destroy(plugsdk_executable_destroy_args_t* a)
   return NULL;
 }
 static plugsdk_error_t* executable_log(plugsdk_executable_log_args_t* a) {
-  a->out_log = "";
+  a->out_log = "compiled to nothing (a test plugin)";
   return NULL;
 }
 static plugsdk_error_t* launch(plugsdk_launch_args_t* a) {
