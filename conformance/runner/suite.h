@@ -23,6 +23,8 @@ struct CaseContext {
 struct Outcome {
   enum class Kind { kPass, kFail, kSkip } kind = Kind::kPass;
   std::string detail;  ///< the failure or the reason for the skip
+  double maxError = 0;  ///< numeric cases: the worst error seen ...
+  double bound = 0;     ///< ... and the tolerance it was held to (0 and 0 for exact or non-numeric cases)
   static Outcome pass() { return {}; }
   static Outcome fail(std::string why) { return {Kind::kFail, std::move(why)}; }
   static Outcome skip(std::string why) { return {Kind::kSkip, std::move(why)}; }
