@@ -116,7 +116,8 @@ std::vector<std::vector<int64_t>> concreteShapes(const ir::Graph& g, const std::
   return out;
 }
 
-std::vector<exec::HostTensor> randomInputs(const ir::Graph& g, uint64_t seed, const std::map<std::string, int64_t>& sizes) {
+std::vector<exec::HostTensor> randomInputs(const ir::Graph& g, uint64_t seed,
+                                           const std::map<std::string, int64_t>& sizes) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
   std::uniform_real_distribution<double> positive(0.5, 1.5);
@@ -147,6 +148,11 @@ StatusOr<std::vector<exec::HostTensor>> runOnDevice(const plugin::Device& device
   ASSIGN_OR_RETURN(std::vector<exec::HostTensor> out, program->run(inputs));
   if (compiled) *compiled = std::move(c);
   return out;
+}
+
+std::string graphWithDtype(std::string text, const std::string& dtype) {
+  for (size_t p = 0; (p = text.find("DT", p)) != std::string::npos; p += dtype.size()) text.replace(p, 2, dtype);
+  return text;
 }
 
 Outcome checkGraph(const CaseContext& c, const std::shared_ptr<const ir::Context>& ctx, const ir::Graph& g,

@@ -59,6 +59,9 @@ StatusOr<std::vector<exec::HostTensor>> runOnDevice(const plugin::Device& device
                                                     const compile::CompileOptions* options = nullptr,
                                                     compile::Compiled* compiled = nullptr);
 
+/// Case graphs are written once for every dtype: each "DT" in `text` becomes `dtype`.
+std::string graphWithDtype(std::string text, const std::string& dtype);
+
 /// The whole check: skipped when the device does not claim a dtype of g; otherwise g on the
 /// device against g on the reference executor, compared under `tolerances`.
 Outcome checkGraph(const CaseContext& c, const std::shared_ptr<const ir::Context>& ctx, const ir::Graph& g,

@@ -22,7 +22,7 @@ struct CaseContext {
 /// A skip is not a failure: the device does not claim what the case needs.
 struct Outcome {
   enum class Kind { kPass, kFail, kSkip } kind = Kind::kPass;
-  std::string detail;  ///< the failure or the reason for the skip
+  std::string detail;   ///< the failure or the reason for the skip
   double maxError = 0;  ///< numeric cases: the worst error seen ...
   double bound = 0;     ///< ... and the tolerance it was held to (0 and 0 for exact or non-numeric cases)
   static Outcome pass() { return {}; }
@@ -55,11 +55,19 @@ void addAbiCases(Suite& suite);
 /// The model tier (model_cases.cc): the conformance/models graphs vs the reference executor.
 void addModelCases(Suite& suite);
 
+/// The fusion tier (fusion_cases.cc): programs exercising each fusion rule.
+void addFusionCases(Suite& suite);
+
+/// The dynamic tier (dynamic_cases.cc): kernels with symbolic sizes at several concrete sizes.
+void addDynamicCases(Suite& suite);
+
 /// Every tier.
 inline Suite makeSuite() {
   Suite s;
   addAbiCases(s);
+  addFusionCases(s);
   addModelCases(s);
+  addDynamicCases(s);
   return s;
 }
 

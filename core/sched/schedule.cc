@@ -179,6 +179,18 @@ Status chooseRoots(State& st) {
           inlineCost(st, o, memo, caps.maxRecompute) > caps.maxRecompute)
         kinds[o] = RootKind::kElementwise;
   commit();
+  // A value whose inlined expression alone would take a quarter of the kernel size limit
+  // becomes a root, so that a long elementwise chain splits into several kernels below the
+  // limit instead of failing to schedule.
+  const int64_t split = std::max<int64_t>(8, caps.maxKernelStmts / 4);
+  memo.clear();
+  for (const auto& n : st.graph.nodes())
+    for (const ir::Value* o : n->outputs())
+      if (!st.isRoot(o) && !isView(n->op()) && inlineCost(st, o, memo, split) > split) {
+        kinds[o] = RootKind::kElementwise;
+        commit();
+        memo.clear();
+      }
   return Status::ok();
 }
 
