@@ -59,8 +59,9 @@ StatusOr<std::vector<exec::HostTensor>> runOnDevice(const plugin::Device& device
                                                     const compile::CompileOptions* options = nullptr,
                                                     compile::Compiled* compiled = nullptr);
 
-/// The whole check: skipped when the device does not claim a dtype of g; otherwise g on the
-/// device against g on the reference executor, compared under `tolerances`.
+/// The whole check: skipped when the run does not claim a dtype of g (the device's dtypes,
+/// narrowed by CaseContext::dtypes); otherwise g on the device against g on the reference
+/// executor, compared under `tolerances`.
 Outcome checkGraph(const CaseContext& c, const std::shared_ptr<const ir::Context>& ctx, const ir::Graph& g,
                    const std::vector<exec::HostTensor>& inputs, const std::vector<Tolerance>& tolerances);
 
