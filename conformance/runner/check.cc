@@ -116,7 +116,8 @@ std::vector<std::vector<int64_t>> concreteShapes(const ir::Graph& g, const std::
   return out;
 }
 
-std::vector<exec::HostTensor> randomInputs(const ir::Graph& g, uint64_t seed, const std::map<std::string, int64_t>& sizes) {
+std::vector<exec::HostTensor> randomInputs(const ir::Graph& g, uint64_t seed,
+                                           const std::map<std::string, int64_t>& sizes) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
   std::uniform_real_distribution<double> positive(0.5, 1.5);
@@ -154,9 +155,9 @@ Outcome checkGraph(const CaseContext& c, const std::shared_ptr<const ir::Context
   plugin::DeviceCaps claimed = c.device.caps();
   claimed.dtypes &= c.dtypes;
   if (auto t = unclaimedDtype(claimed, g))
-    return Outcome::skip((c.device.caps().supports(*t) ? "the backend's expectations do not claim "
-                                                        : "the device does not claim ") +
-                         std::string(ir::dtypeName(*t)));
+    return Outcome::skip(
+        (c.device.caps().supports(*t) ? "the backend's expectations do not claim " : "the device does not claim ") +
+        std::string(ir::dtypeName(*t)));
   auto got = runOnDevice(c.device, *ctx, g, inputs);
   if (!got.isOk()) return Outcome::of(got.status());
   auto want = exec::ReferenceExecutor(ctx).run(g, inputs);

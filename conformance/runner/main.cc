@@ -58,14 +58,15 @@ class Progress {
     switch (r.status) {
       case CaseStatus::kFailed: std::printf("    %s\n    rerun: %s\n", r.error.c_str(), r.rerun.c_str()); break;
       case CaseStatus::kXpass:
-        std::printf("    passed, but listed as an expected failure (%s): remove it from the xfail list\n    rerun: %s\n",
-                    r.expectation.c_str(), r.rerun.c_str());
+        std::printf(
+            "    passed, but listed as an expected failure (%s): remove it from the xfail list\n    rerun: %s\n",
+            r.expectation.c_str(), r.rerun.c_str());
         break;
       case CaseStatus::kXfail:
         std::printf("    expected failure (%s): %s\n", r.expectation.c_str(), r.error.c_str());
         break;
       case CaseStatus::kSkipped:
-        if (!r.ran) std::printf("    %s\n", (r.expectation.empty() ? r.error : "unsupported: " + r.expectation).c_str());
+        std::printf("    %s\n", (r.expectation.empty() ? r.error : "unsupported: " + r.expectation).c_str());
         break;
       case CaseStatus::kPassed: break;
     }
@@ -135,10 +136,10 @@ int run(const Options& o) {
     hereDevice = std::move(*d);
     info = describeDevice(*here, *hereDevice);
   } else {
-    pool = std::make_unique<WorkerPool>(std::vector<std::string>{"--worker", "--plugin", *file, "--device",
-                                                                 std::to_string(o.device), "--seed",
-                                                                 std::to_string(o.seed)},
-                                        o.timeoutS);
+    pool = std::make_unique<WorkerPool>(
+        std::vector<std::string>{"--worker", "--plugin", *file, "--device", std::to_string(o.device), "--seed",
+                                 std::to_string(o.seed)},
+        o.timeoutS);
     auto d = pool->start();
     if (!d.isOk()) return fail(1, d.status().toString());
     info = *d;

@@ -38,9 +38,8 @@ StatusOr<Options> parseOptions(const std::vector<std::string>& args) {
       o.worker = true;
       continue;
     }
-    const bool takesValue = a == "--plugin" || a == "--device" || a == "--filter" || a == "--seed" ||
-                            a == "--report" || a == "--tier" || a == "--jobs" || a == "--timeout" ||
-                            a == "--expectations";
+    const bool takesValue = a == "--plugin" || a == "--device" || a == "--filter" || a == "--seed" || a == "--report" ||
+                            a == "--tier" || a == "--jobs" || a == "--timeout" || a == "--expectations";
     if (!takesValue || i + 1 >= args.size()) return invalidArgument("unknown or incomplete option '" + a + "'");
     const std::string& v = args[++i];
     if (a == "--plugin") {
@@ -78,8 +77,9 @@ StatusOr<Options> parseOptions(const std::vector<std::string>& args) {
 }
 
 std::string shellWord(const std::string& s) {
-  const bool plain = !s.empty() && s.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                                                       "0123456789_-+=./,:@%") == std::string::npos;
+  const bool plain = !s.empty() && s.find_first_not_of(
+                                       "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                       "0123456789_-+=./,:@%") == std::string::npos;
   if (plain) return s;
   std::string out = "'";
   for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);

@@ -23,8 +23,8 @@ const char* statusName(CaseStatus s);
 struct CaseResult {
   const Case* c = nullptr;
   CaseStatus status = CaseStatus::kSkipped;
-  std::string error;        ///< the failure, or why it was skipped
-  std::string expectation;  ///< the reason of the unsupported / xfail entry that applied ("" when none)
+  std::string error;               ///< the failure, or why it was skipped
+  std::string expectation;         ///< the reason of the unsupported / xfail entry that applied ("" when none)
   double maxError = 0, bound = 0;  ///< numeric cases: the worst error and the bound it was held to
   double ms = 0;
   bool ran = false;   ///< false: skipped by the runner before it reached the device
@@ -72,7 +72,7 @@ struct Report {
   uint64_t seed = 0;
   int jobs = 0;
   int timeoutS = 0;
-  double seconds = 0;  ///< wall time of the whole run
+  double seconds = 0;               ///< wall time of the whole run
   std::vector<CaseResult> results;  ///< suite order
   Summary summary;
 };

@@ -11,7 +11,8 @@
 namespace plugsdk::conformance {
 namespace {
 
-const char* kStyle = R"(body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:75em;padding:0 1em;color:#222}
+const char* kStyle =
+    R"(body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:75em;padding:0 1em;color:#222}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.5em 0 1em}td,th{border:1px solid #ccc;padding:.25em .6em;text-align:left;vertical-align:top}
 th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}
@@ -45,8 +46,8 @@ std::string capabilities(const plugin::DeviceCaps& k) {
     << "; memory "
     << bitNames(k.memoryKinds,
                 {{PLUGSDK_MEMORY_DEVICE, "device"}, {PLUGSDK_MEMORY_HOST, "host"}, {PLUGSDK_MEMORY_SHARED, "shared"}})
-    << "; fusion:" << (k.fusesHorizontal ? " horizontal" : "") << (k.fusesReductionEpilogue ? " reduction-epilogue" : "")
-    << (k.fusesMultiReduction ? " multi-reduction" : "")
+    << "; fusion:" << (k.fusesHorizontal ? " horizontal" : "")
+    << (k.fusesReductionEpilogue ? " reduction-epilogue" : "") << (k.fusesMultiReduction ? " multi-reduction" : "")
     << (!k.fusesHorizontal && !k.fusesReductionEpilogue && !k.fusesMultiReduction ? " vertical only" : "");
   if (k.vectorBits) s << "; vector " << k.vectorBits << " bits";
   if (k.memoryBytes) s << "; " << k.memoryBytes / (1 << 20) << " MiB";
@@ -97,8 +98,8 @@ Status writeHtml(const std::string& file, const Report& r) {
   if (!s.certified && !tiers.empty()) tiers += ")";
   f << "<p class=\"verdict " << (s.certified ? "ok" : "bad") << "\">" << verdict << e(tiers) << ": "
     << e(s.verdictReason) << "</p>\n";
-  f << "<p>" << s.passed << " passed, " << s.failed << " failed, " << s.skipped << " skipped, " << s.xfail
-    << " xfail, " << s.xpass << " xpass in " << reportNumber(r.seconds) << " s</p>\n<dl>\n";
+  f << "<p>" << s.passed << " passed, " << s.failed << " failed, " << s.skipped << " skipped, " << s.xfail << " xfail, "
+    << s.xpass << " xpass in " << reportNumber(r.seconds) << " s</p>\n<dl>\n";
   f << "<dt>plugin</dt><dd>" << e(r.device.pluginName) << " (<code>" << e(r.device.pluginPath) << "</code>)</dd>\n";
   f << "<dt>ABI</dt><dd>" << r.device.abiMajor << "." << r.device.abiMinor << "</dd>\n";
   f << "<dt>device</dt><dd>" << r.device.index << ": " << e(r.device.caps.name) << "</dd>\n";
@@ -114,17 +115,22 @@ Status writeHtml(const std::string& file, const Report& r) {
        "<th>skipped</th><th>xfail</th><th>xpass</th><th>time (s)</th></tr>\n";
   for (const TierSummary& t : s.tiers)
     f << "<tr><td>" << e(t.tier) << "</td><td>" << (t.claimed ? "yes" : "no") << "</td><td class=\""
-      << (t.certified ? "passed\">certified" : t.claimed ? "failed\">not certified" : "skipped\">-") << "</td><td class=n>"
-      << t.passed << "</td><td class=n>" << t.failed << "</td><td class=n>" << t.skipped << "</td><td class=n>"
-      << t.xfail << "</td><td class=n>" << t.xpass << "</td><td class=n>" << reportNumber(t.ms / 1e3)
-      << "</td></tr>\n";
+      << (t.certified ? "passed\">certified"
+          : t.claimed ? "failed\">not certified"
+                      : "skipped\">-")
+      << "</td><td class=n>" << t.passed << "</td><td class=n>" << t.failed << "</td><td class=n>" << t.skipped
+      << "</td><td class=n>" << t.xfail << "</td><td class=n>" << t.xpass << "</td><td class=n>"
+      << reportNumber(t.ms / 1e3) << "</td></tr>\n";
   f << "</table>\n";
 
   // Failures (and stale expectations) first: what a reader has to act on.
   int shown = 0;
   f << "<h2>Failures</h2>\n";
   for (const CaseResult& c : r.results)
-    if (c.status == CaseStatus::kFailed || c.status == CaseStatus::kXpass) failure(f, c), ++shown;
+    if (c.status == CaseStatus::kFailed || c.status == CaseStatus::kXpass) {
+      failure(f, c);
+      ++shown;
+    }
   if (!shown) f << "<p>none</p>\n";
   if (s.xfail) {
     f << "<h2>Expected failures</h2>\n";
@@ -134,7 +140,8 @@ Status writeHtml(const std::string& file, const Report& r) {
 
   f << "<h2>Every case</h2>\n";
   for (const TierSummary& t : s.tiers) {
-    f << "<h3>" << e(t.tier) << "</h3>\n<table><tr><th>case</th><th>status</th><th>time (ms)</th>"
+    f << "<h3>" << e(t.tier)
+      << "</h3>\n<table><tr><th>case</th><th>status</th><th>time (ms)</th>"
          "<th>max error / bound</th><th>detail</th></tr>\n";
     for (const CaseResult& c : r.results) {
       if (c.c->tier != t.tier) continue;

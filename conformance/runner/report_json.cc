@@ -32,8 +32,9 @@ Status writeJson(const std::string& file, const Report& r) {
   f << "{\n  \"summary\": {\"passed\": " << s.passed << ", \"failed\": " << s.failed << ", \"skipped\": " << s.skipped
     << ", \"xfail\": " << s.xfail << ", \"xpass\": " << s.xpass
     << ", \"verdict\": " << jsonString(s.certified ? "certified" : "not certified")
-    << ", \"certified_tiers\": " << stringList(s.certifiedTiers) << ", \"verdict_reason\": " << jsonString(s.verdictReason)
-    << ", \"seconds\": " << reportNumber(r.seconds) << "},\n";
+    << ", \"certified_tiers\": " << stringList(s.certifiedTiers)
+    << ", \"verdict_reason\": " << jsonString(s.verdictReason) << ", \"seconds\": " << reportNumber(r.seconds)
+    << "},\n";
   f << "  \"tiers\": [\n";
   for (size_t i = 0; i < s.tiers.size(); ++i) {
     const TierSummary& t = s.tiers[i];
@@ -44,8 +45,9 @@ Status writeJson(const std::string& file, const Report& r) {
       << (i + 1 < s.tiers.size() ? "," : "") << "\n";
   }
   f << "  ],\n";
-  f << "  \"plugin\": " << jsonString(r.device.pluginPath) << ",\n  \"plugin_name\": " << jsonString(r.device.pluginName)
-    << ",\n  \"abi\": \"" << r.device.abiMajor << "." << r.device.abiMinor << "\",\n";
+  f << "  \"plugin\": " << jsonString(r.device.pluginPath)
+    << ",\n  \"plugin_name\": " << jsonString(r.device.pluginName) << ",\n  \"abi\": \"" << r.device.abiMajor << "."
+    << r.device.abiMinor << "\",\n";
   f << "  \"device\": {\"index\": " << r.device.index << ", \"name\": " << jsonString(k.name)
     << ", \"dtypes\": " << jsonString(k.dtypeList()) << ", \"library_ops\": " << k.libraryOps
     << ", \"epilogue_ops\": " << k.epilogueOps << ", \"memory_kinds\": " << k.memoryKinds

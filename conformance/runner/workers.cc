@@ -22,8 +22,8 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int kResultFd = 3;            // the worker's end of the result pipe
-constexpr int kMaxStartFailures = 3;    // workers in a row that may fail to start before the run gives up
+constexpr int kResultFd = 3;                          // the worker's end of the result pipe
+constexpr int kMaxStartFailures = 3;                  // workers in a row that may fail to start before the run gives up
 constexpr auto kExitGrace = std::chrono::seconds(5);  // a worker told to stop gets this long
 
 std::vector<std::string> splitTabs(const std::string& line) {
@@ -209,7 +209,7 @@ struct WorkerPool::Worker {
   std::string buffer;
   bool ready = false;  ///< its hello arrived
   bool eof = false;
-  long task = -1;      ///< index of the case it runs, -1 when idle
+  long task = -1;           ///< index of the case it runs, -1 when idle
   Clock::time_point since;  ///< when it was started, or given its case
   std::string error;        ///< an error it sent while starting
 
@@ -346,8 +346,7 @@ void WorkerPool::run(const std::vector<const Case*>& cases, int jobs, uint32_t d
       ++free;
     }
     if (workers_.empty()) {  // none can start: the rest fail with the reason, the run still ends
-      for (; next < n; ++next, ++done)
-        onResult(next, Outcome::fail("no worker could start: " + startError), 0);
+      for (; next < n; ++next, ++done) onResult(next, Outcome::fail("no worker could start: " + startError), 0);
       break;
     }
     for (auto& w : workers_)
@@ -397,8 +396,8 @@ void WorkerPool::run(const std::vector<const Case*>& cases, int jobs, uint32_t d
       } else if (!w.ready) {
         ++startFailures;
         startError = !w.error.empty() ? w.error
-                     : late ? "the worker did not open the device within " + std::to_string(timeoutS_) + " s"
-                            : "the worker exited before it opened the device: " + cause;
+                     : late           ? "the worker did not open the device within " + std::to_string(timeoutS_) + " s"
+                                      : "the worker exited before it opened the device: " + cause;
       }
       it = workers_.erase(it);  // replaced at the top of the loop while work is left
     }

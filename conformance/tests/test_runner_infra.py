@@ -16,7 +16,8 @@ HERE = pathlib.Path(__file__).resolve().parent
 BUILD = pathlib.Path(os.environ.get("PLUGSDK_BUILD_DIR", HERE.parents[1] / "build"))
 RUNNER = BUILD / "bin" / "plugsdk-conformance"
 PLUGINS = BUILD / "test_plugins"
-F32_MODELS = ["model.mlp", "model.resnet18", "model.transformer_encoder"]  # what a f32-only device runs
+# On the f32-only fault plugins only model.mlp reaches a launch: resnet18 needs i64 (skipped),
+# transformer_encoder and gpt2_block fail to compile (bool), the .f64 graphs are skipped.
 
 
 def run(*args: str, timeout: int = 600) -> subprocess.CompletedProcess:
@@ -41,38 +42,47 @@ def expectations(tmp_path: pathlib.Path, text: str) -> str:
     return str(f)
 
 
+def baseline(tmp_path: pathlib.Path, tiers: str) -> dict:
+    """The same cases on the plugin whose launches merely return an error."""
+    run("--plugin", fault("launch"), "--tier", tiers, "--report", str(tmp_path / "baseline"))
+    return report(tmp_path / "baseline")
+
+
 def test_a_hanging_kernel_fails_its_case_and_the_run_finishes(tmp_path: pathlib.Path):
     start = time.monotonic()
     r = run("--plugin", fault("hang"), "--tier", "model", "--timeout", "2", "--report", str(tmp_path))
     elapsed = time.monotonic() - start
     assert r.returncode == 1, r.stdout + r.stderr
     rep = report(tmp_path)
-    for name in F32_MODELS:
-        case = next(c for c in rep["cases"] if c["name"] == name)
-        assert case["status"] == "failed" and case["error"] == "timed out after 2 s", case
-        assert 1900 <= case["time_ms"] < 10000, case
-    assert rep["summary"]["failed"] == 3 and rep["summary"]["skipped"] == 5, rep["summary"]
+    mlp = next(c for c in rep["cases"] if c["name"] == "model.mlp")
+    assert mlp["status"] == "failed" and mlp["error"] == "timed out after 2 s", mlp
+    assert 1900 <= mlp["time_ms"] < 10000, mlp
+    # the cases after it ran in a new worker and gave what they give on a plugin that does not hang
+    base = baseline(tmp_path, "model")
+    assert statuses(rep) == statuses(base)
+    errors = {c["name"]: c["error"] for c in rep["cases"] if c["name"] != "model.mlp"}
+    assert errors == {c["name"]: c["error"] for c in base["cases"] if c["name"] != "model.mlp"}
     assert "timed out after 2 s" in r.stdout and "0 passed, 3 failed, 5 skipped" in r.stdout
     assert (tmp_path / "report.html").exists() and (tmp_path / "junit.xml").exists()
-    assert elapsed < 60, elapsed  # three 2 s limits, not three hangs
+    assert elapsed < 60, elapsed
 
 
 def test_a_crashing_kernel_fails_its_case_and_the_rest_still_runs(tmp_path: pathlib.Path):
     r = run("--plugin", fault("crash"), "--tier", "abi,model", "--jobs", "1", "--report", str(tmp_path))
     assert r.returncode == 1, r.stdout + r.stderr
-    got = statuses(report(tmp_path))
-    errors = {c["name"]: c["error"] for c in report(tmp_path)["cases"]}
-    # every f32 model case crashed its own worker: each ran in a replacement of the last
-    for name in F32_MODELS:
-        assert got[name] == "failed" and errors[name] == "crashed: SIGSEGV (signal 11)", (name, errors[name])
-    # the ABI tier does not launch kernels: it gives what it gives on a plugin whose launches
-    # merely return an error
-    base = tmp_path / "base"
-    run("--plugin", fault("launch"), "--tier", "abi", "--report", str(base))
-    abi = {n: s for n, s in got.items() if n.startswith("abi.")}
-    assert abi == statuses(report(base)), (abi, statuses(report(base)))
-    assert all(abi[f"abi.memory.roundtrip.{n}"] == "passed" for n in (0, 1, 7, 4096, 16777216)), abi
+    rep = report(tmp_path)
+    mlp = next(c for c in rep["cases"] if c["name"] == "model.mlp")
+    assert mlp["status"] == "failed" and mlp["error"] == "crashed: SIGSEGV (signal 11)", mlp
     assert "crashed: SIGSEGV (signal 11)" in r.stdout
+    # every other case, before and after the crash, gives what it gives on a plugin whose
+    # launches merely return an error; the ABI tier's memory round trips pass
+    base = baseline(tmp_path, "abi,model")
+    assert statuses(rep) == statuses(base)
+    assert {c["name"]: c["error"].replace("fault_crash", "fault_launch") for c in rep["cases"]
+            if c["name"] != "model.mlp"} == {c["name"]: c["error"] for c in base["cases"] if c["name"] != "model.mlp"}
+    got = statuses(rep)
+    assert all(got[f"abi.memory.roundtrip.{n}"] == "passed" for n in (0, 1, 7, 4096, 16777216)), got
+    assert got["model.transformer_encoder"] == "failed"  # ran after the crash, in a new worker
 
 
 def test_two_jobs_give_the_same_statuses_as_one_and_are_timed(tmp_path: pathlib.Path):
@@ -94,15 +104,19 @@ def test_two_jobs_give_the_same_statuses_as_one_and_are_timed(tmp_path: pathlib.
     for jobs in ("1", "2"):
         run("--plugin", fault("crash"), "--tier", "model", "--jobs", jobs, "--report", str(tmp_path / f"c{jobs}"))
     assert statuses(report(tmp_path / "c1")) == statuses(report(tmp_path / "c2"))
-    assert list(statuses(report(tmp_path / "c2")).values()).count("failed") == 3
+    errors = {c["name"]: c["error"] for c in report(tmp_path / "c2")["cases"]}
+    assert errors["model.mlp"] == "crashed: SIGSEGV (signal 11)"
 
 
 def test_in_process_jobs_0_gives_the_same_statuses(tmp_path: pathlib.Path):
-    a = run("--plugin", fault("free"), "--tier", "abi", "--jobs", "0", "--report", str(tmp_path / "a"))
-    b = run("--plugin", fault("free"), "--tier", "abi", "--report", str(tmp_path / "b"))
+    # abi.memory only: the fault plugins do not check their arguments, and
+    # abi.errors.bad_arguments crashes them (in a worker it fails "crashed", see above)
+    a = run("--plugin", fault("free"), "--filter", "abi.memory", "--jobs", "0", "--report", str(tmp_path / "a"))
+    b = run("--plugin", fault("free"), "--filter", "abi.memory", "--report", str(tmp_path / "b"))
     assert a.returncode == b.returncode == 1
     assert "this process (--jobs 0" in a.stdout
     assert statuses(report(tmp_path / "a")) == statuses(report(tmp_path / "b"))
+    assert list(statuses(report(tmp_path / "a")).values()).count("failed") == 12  # 8 frees, 4 fills
 
 
 def test_the_minimal_expectations_file_is_found_by_the_plugin_name(tmp_path: pathlib.Path):
