@@ -116,8 +116,7 @@ std::vector<std::vector<int64_t>> concreteShapes(const ir::Graph& g, const std::
   return out;
 }
 
-std::vector<exec::HostTensor> randomInputs(const ir::Graph& g, uint64_t seed,
-                                           const std::map<std::string, int64_t>& sizes) {
+std::vector<exec::HostTensor> randomInputs(const ir::Graph& g, uint64_t seed, const std::map<std::string, int64_t>& sizes) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<double> normal;
   std::uniform_real_distribution<double> positive(0.5, 1.5);
