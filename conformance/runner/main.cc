@@ -65,9 +65,7 @@ class Progress {
       case CaseStatus::kXfail:
         std::printf("    expected failure (%s): %s\n", r.expectation.c_str(), r.error.c_str());
         break;
-      case CaseStatus::kSkipped:
-        std::printf("    %s\n", (r.expectation.empty() ? r.error : "unsupported: " + r.expectation).c_str());
-        break;
+      case CaseStatus::kSkipped: std::printf("    %s\n", r.error.c_str()); break;
       case CaseStatus::kPassed: break;
     }
     std::fflush(stdout);
@@ -177,7 +175,7 @@ int run(const Options& o) {
     if (!e.claimsTier(r.c->tier)) {
       r.error = "the backend's expectations do not claim the " + r.c->tier + " tier";
     } else if (const ExpectationEntry* u = e.unsupportedEntry(r.c->name)) {
-      r.error = "unsupported";
+      r.error = "unsupported: " + u->reason;
       r.expectation = u->reason;
     } else if (const auto t = unclaimedNamedDtype(r.c->name, dtypes)) {
       r.error = (info.caps.supports(*t) ? "the backend's expectations do not claim " : "the device does not claim ") +

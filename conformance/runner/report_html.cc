@@ -2,6 +2,7 @@
 // CSS, no scripts): who was tested and the verdict, a table per tier, the failures first with
 // the command that reruns each, then every case by tier. Everything from the plugin or a case
 // is escaped: plugin names, device names and error messages are untrusted text.
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -59,20 +60,23 @@ std::string errorVsBound(const CaseResult& c) {
   return reportNumber(c.maxError) + " / " + reportNumber(c.bound);
 }
 
-/// What the case said, and why the expectations treated it as they did.
+/// What the case said, and why an xfail entry applied (an unsupported one is in the error).
 std::string detail(const CaseResult& c) {
-  std::string out = c.error;
-  if (!c.expectation.empty()) {
-    const char* what = c.status == CaseStatus::kSkipped ? "unsupported: " : "expected to fail: ";
-    out += (out.empty() ? "" : "\n") + (what + c.expectation);
-  }
-  return out;
+  if (c.expectation.empty() || c.status == CaseStatus::kSkipped) return c.error;
+  return c.error + (c.error.empty() ? "" : "\n") + "expected to fail: " + c.expectation;
+}
+
+/// Times for a person: "12.3".
+std::string fixed(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", v);
+  return buf;
 }
 
 void failure(std::ostream& f, const CaseResult& c) {
   f << "<div class=\"failure\" id=\"" << e(c.c->name) << "\"><strong>" << e(c.c->name) << "</strong> <span class=\""
-    << statusName(c.status) << "\">" << statusName(c.status) << "</span> (" << e(c.c->tier) << ", "
-    << reportNumber(c.ms) << " ms)\n";
+    << statusName(c.status) << "\">" << statusName(c.status) << "</span> (" << e(c.c->tier) << ", " << fixed(c.ms)
+    << " ms)\n";
   if (c.status == CaseStatus::kXpass)
     f << "<pre>passed, but listed as an expected failure: " << e(c.expectation)
       << "\nremove it from the xfail list</pre>\n";
@@ -99,7 +103,7 @@ Status writeHtml(const std::string& file, const Report& r) {
   f << "<p class=\"verdict " << (s.certified ? "ok" : "bad") << "\">" << verdict << e(tiers) << ": "
     << e(s.verdictReason) << "</p>\n";
   f << "<p>" << s.passed << " passed, " << s.failed << " failed, " << s.skipped << " skipped, " << s.xfail << " xfail, "
-    << s.xpass << " xpass in " << reportNumber(r.seconds) << " s</p>\n<dl>\n";
+    << s.xpass << " xpass in " << fixed(r.seconds) << " s</p>\n<dl>\n";
   f << "<dt>plugin</dt><dd>" << e(r.device.pluginName) << " (<code>" << e(r.device.pluginPath) << "</code>)</dd>\n";
   f << "<dt>ABI</dt><dd>" << r.device.abiMajor << "." << r.device.abiMinor << "</dd>\n";
   f << "<dt>device</dt><dd>" << r.device.index << ": " << e(r.device.caps.name) << "</dd>\n";
@@ -119,8 +123,8 @@ Status writeHtml(const std::string& file, const Report& r) {
           : t.claimed ? "failed\">not certified"
                       : "skipped\">-")
       << "</td><td class=n>" << t.passed << "</td><td class=n>" << t.failed << "</td><td class=n>" << t.skipped
-      << "</td><td class=n>" << t.xfail << "</td><td class=n>" << t.xpass << "</td><td class=n>"
-      << reportNumber(t.ms / 1e3) << "</td></tr>\n";
+      << "</td><td class=n>" << t.xfail << "</td><td class=n>" << t.xpass << "</td><td class=n>" << fixed(t.ms / 1e3)
+      << "</td></tr>\n";
   f << "</table>\n";
 
   // Failures (and stale expectations) first: what a reader has to act on.
@@ -146,7 +150,7 @@ Status writeHtml(const std::string& file, const Report& r) {
     for (const CaseResult& c : r.results) {
       if (c.c->tier != t.tier) continue;
       f << "<tr><td>" << e(c.c->name) << "</td><td class=\"" << statusName(c.status) << "\">" << statusName(c.status)
-        << "</td><td class=n>" << reportNumber(c.ms) << "</td><td class=n>" << e(errorVsBound(c)) << "</td><td>"
+        << "</td><td class=n>" << fixed(c.ms) << "</td><td class=n>" << e(errorVsBound(c)) << "</td><td>"
         << (detail(c).empty() ? "" : "<pre>" + e(detail(c)) + "</pre>") << "</td></tr>\n";
     }
     f << "</table>\n";

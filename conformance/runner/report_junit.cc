@@ -28,7 +28,7 @@ Status writeJunit(const std::string& file, const Report& r) {
           break;
         case CaseStatus::kSkipped:
           tag = "skipped";
-          message = c.expectation.empty() ? c.error : c.expectation;
+          message = c.error;
           break;
         case CaseStatus::kXfail:
           tag = "skipped";

@@ -163,6 +163,9 @@ def test_unsupported_cases_are_skipped_with_the_reason_and_not_run(tmp_path: pat
         case = next(c for c in rep["cases"] if c["name"] == name)
         assert case["status"] == "skipped" and not case["ran"], case
         assert case["expectation"] == "no convolution yet  # #42", case  # a reason runs to the end of its line
+        assert case["error"] == "unsupported: no convolution yet  # #42", case
+    skipped = ET.parse(tmp_path / "junit.xml").getroot().findall(".//testcase[@name='model.resnet18']/skipped")
+    assert len(skipped) == 1 and skipped[0].get("message") == "unsupported: no convolution yet  # #42"
     assert rep["summary"]["verdict"] == "certified" and rep["summary"]["certified_tiers"] == ["abi", "model"]
     assert "unsupported: no convolution yet" in r.stdout
 
