@@ -388,8 +388,10 @@ void WorkerPool::run(const std::vector<const Case*>& cases, int jobs, uint32_t d
         continue;
       }
       // The worker is gone (it died, or it is killed now for taking too long): its case
-      // fails with the cause; one that never started counts towards giving up.
-      const std::string cause = w.reap(late);
+      // fails with the cause; one that never started counts towards giving up. Killed in
+      // both cases: a worker whose pipe closed but that lives on must not block the wait
+      // (a dead one keeps the status it died with).
+      const std::string cause = w.reap(true);
       const std::string why = late ? "timed out after " + std::to_string(timeoutS_) + " s" : "crashed: " + cause;
       if (w.task >= 0) {
         finish(w, Outcome::fail(why), elapsed * 1e3);
