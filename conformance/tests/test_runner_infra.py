@@ -117,6 +117,10 @@ def test_in_process_jobs_0_gives_the_same_statuses(tmp_path: pathlib.Path):
     assert "this process (--jobs 0" in a.stdout
     assert statuses(report(tmp_path / "a")) == statuses(report(tmp_path / "b"))
     assert list(statuses(report(tmp_path / "a")).values()).count("failed") == 12  # 8 frees, 4 fills
+    # the plugin's two-line message (newline, tab, backslash) crosses the worker pipe intact
+    errors = [c["error"] for c in report(tmp_path / "b")["cases"]]
+    assert errors == [c["error"] for c in report(tmp_path / "a")["cases"]]
+    assert "lost track of the buffer (on purpose)\n\tsee the allocator log \\ line 2" in errors[1], errors[1]
 
 
 def test_the_minimal_expectations_file_is_found_by_the_plugin_name(tmp_path: pathlib.Path):

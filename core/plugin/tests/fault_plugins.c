@@ -160,7 +160,10 @@ static plugsdk_error_t* buffer_free(plugsdk_buffer_free_args_t* a) {
   if (a->buffer) free(a->buffer->data);
   free(a->buffer);
 #if defined(FAULT_FREE)
-  return fail(PLUGSDK_CODE_INTERNAL, "buffer_free: the allocator lost track of the buffer (on purpose)");
+  /* Two lines, the second tab-indented: a message must reach a report intact (the
+   * conformance runner passes it from a worker process through a line protocol). */
+  return fail(PLUGSDK_CODE_INTERNAL,
+              "buffer_free: the allocator lost track of the buffer (on purpose)\n\tsee the allocator log \\ line 2");
 #else
   return NULL;
 #endif
