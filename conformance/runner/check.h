@@ -62,8 +62,13 @@ StatusOr<std::vector<exec::HostTensor>> runOnDevice(const plugin::Device& device
 /// Case graphs are written once for every dtype: each "DT" in `text` becomes `dtype`.
 std::string graphWithDtype(std::string text, const std::string& dtype);
 
-/// The whole check: skipped when the device does not claim a dtype of g; otherwise g on the
-/// device against g on the reference executor, compared under `tolerances`.
+/// A skip when g has a dtype the run does not claim (the device's dtypes narrowed by
+/// CaseContext::dtypes), naming it and who does not claim it.
+std::optional<Outcome> skipUnclaimed(const CaseContext& c, const ir::Graph& g);
+
+/// The whole check: skipped when the run does not claim a dtype of g (the device's dtypes,
+/// narrowed by CaseContext::dtypes); otherwise g on the device against g on the reference
+/// executor, compared under `tolerances`.
 Outcome checkGraph(const CaseContext& c, const std::shared_ptr<const ir::Context>& ctx, const ir::Graph& g,
                    const std::vector<exec::HostTensor>& inputs, const std::vector<Tolerance>& tolerances);
 

@@ -29,8 +29,7 @@ Outcome runDynamicCase(const CaseContext& c, const DynamicCase& dc, const std::s
   auto ctx = ir::makeDefaultContext();
   auto g = text::parseGraph(*ctx, graphWithDtype(dc.graph, dt));
   if (!g.isOk()) return Outcome::fail("the case's graph does not parse: " + g.status().toString());
-  if (auto t = unclaimedDtype(c.device.caps(), *g))
-    return Outcome::skip("the device does not claim " + std::string(ir::dtypeName(*t)));
+  if (auto skip = skipUnclaimed(c, *g)) return *skip;
   auto compiled = compile::compileGraph(*ctx, *g, plugin::optionsFor(c.device.caps()));
   if (!compiled.isOk()) return Outcome::of(compiled.status());
   auto program = plugin::DeviceProgram::compile(c.device, compiled->program);  // once, for every size

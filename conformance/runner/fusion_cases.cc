@@ -45,8 +45,7 @@ Outcome runFusionCase(const CaseContext& c, const FusionCase& fc, const std::str
   auto ctx = ir::makeDefaultContext();
   auto g = text::parseGraph(*ctx, graphWithDtype(fc.graph, dt));
   if (!g.isOk()) return Outcome::fail("the case's graph does not parse: " + g.status().toString());
-  if (auto t = unclaimedDtype(c.device.caps(), *g))
-    return Outcome::skip("the device does not claim " + std::string(ir::dtypeName(*t)));
+  if (auto skip = skipUnclaimed(c, *g)) return *skip;
   const compile::CompileOptions options = plugin::optionsFor(c.device.caps());
   if (auto why = missingRule(fc.rule, options)) return Outcome::skip(*why);
   auto compiled = compile::compileGraph(*ctx, *g, options);

@@ -1,140 +1,110 @@
 // plugsdk-conformance: runs the conformance suite against one plugin device and writes a
-// certification report. See docs/conformance.md.
-//   plugsdk-conformance --plugin NAME|PATH.so [--device N] [--tier abi,...] [--filter TEXT]
-//                       [--seed N] [--report DIR] [--list]
+// certification report. See docs/conformance.md. This file is the run: select the cases,
+// learn the device (from the first worker), apply the backend's expectations, run the cases
+// (workers.h, or in this process with --jobs 0), print progress, summarize and report.
+#include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
-#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
-#include "conformance/runner/suite.h"
+#include "conformance/runner/expectations.h"
+#include "conformance/runner/options.h"
+#include "conformance/runner/report.h"
+#include "conformance/runner/workers.h"
+#include "core/ir/dtype.h"
 #include "core/plugin/loader.h"
 
 namespace plugsdk::conformance {
 namespace {
 
-const char* kUsage =
-    "usage: plugsdk-conformance --plugin NAME|PATH.so [--device N] [--tier T1,T2] [--filter TEXT]\n"
-    "                           [--seed N] [--report DIR] [--list]\n";
+using Clock = std::chrono::steady_clock;
 
-struct Options {
-  std::string plugin, filter, reportDir;
-  std::vector<std::string> tiers;
-  uint32_t device = 0;
-  uint64_t seed = 20261122;
-  bool list = false;
+/// Tier names an expectations file may claim: the documented ones and any the suite has.
+std::set<std::string> knownTiers(const Suite& suite) {
+  std::set<std::string> t = {"abi", "op", "fusion", "model", "dynamic", "fuzz"};
+  for (const Case& c : suite.cases()) t.insert(c.tier);
+  return t;
+}
+
+/// A dtype named by a dotted part of the case's name ("model.mlp.f64" -> f64) that the run
+/// does not claim: such a case is skipped without reaching the device.
+std::optional<ir::DType> unclaimedNamedDtype(const std::string& name, uint32_t claimed) {
+  for (size_t s = 0, e; s < name.size(); s = e + 1) {
+    e = name.find('.', s);
+    if (e == std::string::npos) e = name.size();
+    const auto t = ir::parseDType(std::string_view(name).substr(s, e - s));
+    if (t && !(claimed >> static_cast<unsigned>(*t) & 1u)) return t;
+  }
+  return std::nullopt;
+}
+
+/// The console side of a run: one line per case as it finishes, with counts and an ETA.
+class Progress {
+ public:
+  Progress(size_t total, size_t toRun) : total_(total), toRun_(toRun), start_(Clock::now()) {}
+
+  void report(const CaseResult& r) {
+    ++shown_;
+    ++counts_[static_cast<int>(r.status)];
+    ranDone_ += r.ran;
+    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
+    const double eta = ranDone_ ? elapsed / static_cast<double>(ranDone_) * static_cast<double>(toRun_ - ranDone_) : 0;
+    std::printf("[%zu/%zu] %-44s %-7s %8.1f ms   (%d passed, %d failed, %d skipped, %d xfail, %d xpass; ETA %.0f s)\n",
+                shown_, total_, r.c->name.c_str(), statusName(r.status), r.ms, counts_[0], counts_[1], counts_[2],
+                counts_[3], counts_[4], eta);
+    switch (r.status) {
+      case CaseStatus::kFailed: std::printf("    %s\n    rerun: %s\n", r.error.c_str(), r.rerun.c_str()); break;
+      case CaseStatus::kXpass:
+        std::printf(
+            "    passed, but listed as an expected failure (%s): remove it from the xfail list\n    rerun: %s\n",
+            r.expectation.c_str(), r.rerun.c_str());
+        break;
+      case CaseStatus::kXfail:
+        std::printf("    expected failure (%s): %s\n", r.expectation.c_str(), r.error.c_str());
+        break;
+      case CaseStatus::kSkipped: std::printf("    %s\n", r.error.c_str()); break;
+      case CaseStatus::kPassed: break;
+    }
+    std::fflush(stdout);
+  }
+
+ private:
+  size_t total_, toRun_, shown_ = 0, ranDone_ = 0;
+  int counts_[5] = {};
+  Clock::time_point start_;
 };
 
-struct Result {
-  const Case* c;
-  Outcome outcome;
-  double ms = 0;
-};
-
-/// A per-case seed from the run's seed and the case's name (stable across runs and filters).
-uint64_t caseSeed(uint64_t seed, const std::string& name) {
-  uint64_t h = seed ^ 0x9e3779b97f4a7c15ull;
-  for (char ch : name) h = (h ^ static_cast<unsigned char>(ch)) * 0x100000001b3ull;
-  return h;
-}
-
-std::string jsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\')
-      out += std::string("\\") + ch;
-    else if (ch == '\n')
-      out += "\\n";
-    else if (static_cast<unsigned char>(ch) < 0x20)
-      out += " ";
-    else
-      out += ch;
+/// The case's outcome under the expectations: an xfail entry turns a failure into xfail and
+/// a pass into xpass.
+void settle(CaseResult& r, const Outcome& o, double ms, const Expectations& e) {
+  r.ran = true;
+  r.ms = ms;
+  r.error = o.kind == Outcome::Kind::kPass ? "" : o.detail;
+  r.maxError = o.maxError;
+  r.bound = o.bound;
+  const ExpectationEntry* x = e.xfailEntry(r.c->name);
+  if (o.kind == Outcome::Kind::kSkip) {
+    r.status = CaseStatus::kSkipped;
+    return;
   }
-  return out + "\"";
+  if (x) r.expectation = x->reason;
+  if (o.kind == Outcome::Kind::kPass)
+    r.status = x ? CaseStatus::kXpass : CaseStatus::kPassed;
+  else
+    r.status = x ? CaseStatus::kXfail : CaseStatus::kFailed;
 }
 
-std::string xmlEscape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    switch (ch) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += static_cast<unsigned char>(ch) < 0x20 && ch != '\n' ? ' ' : ch;
-    }
-  }
-  return out;
-}
-
-/// DIR/junit.xml: one testsuite per tier, for CI systems.
-bool writeJunit(const std::string& dir, const std::vector<Result>& results) {
-  std::map<std::string, std::vector<const Result*>> tiers;
-  for (const Result& r : results) tiers[r.c->tier].push_back(&r);
-  std::ofstream f(dir + "/junit.xml");
-  if (!f) return false;
-  f << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"plugsdk-conformance\">\n";
-  for (const auto& [tier, rs] : tiers) {
-    int failures = 0, skipped = 0;
-    double seconds = 0;
-    for (const Result* r : rs) {
-      failures += r->outcome.kind == Outcome::Kind::kFail;
-      skipped += r->outcome.kind == Outcome::Kind::kSkip;
-      seconds += r->ms / 1e3;
-    }
-    f << "  <testsuite name=\"" << xmlEscape(tier) << "\" tests=\"" << rs.size() << "\" failures=\"" << failures
-      << "\" skipped=\"" << skipped << "\" time=\"" << seconds << "\">\n";
-    for (const Result* r : rs) {
-      f << "    <testcase classname=\"conformance." << xmlEscape(tier) << "\" name=\"" << xmlEscape(r->c->name)
-        << "\" time=\"" << r->ms / 1e3 << "\"";
-      if (r->outcome.kind == Outcome::Kind::kPass) {
-        f << "/>\n";
-        continue;
-      }
-      const char* tag = r->outcome.kind == Outcome::Kind::kFail ? "failure" : "skipped";
-      f << ">\n      <" << tag << " message=\"" << xmlEscape(r->outcome.detail) << "\"/>\n    </testcase>\n";
-    }
-    f << "  </testsuite>\n";
-  }
-  f << "</testsuites>\n";
-  return static_cast<bool>(f);
-}
-
-const char* statusName(Outcome::Kind k) {
-  return k == Outcome::Kind::kPass ? "passed" : k == Outcome::Kind::kFail ? "failed" : "skipped";
-}
-
-bool writeReport(const Options& o, const plugin::Device& d, const std::vector<Result>& results, int passed, int failed,
-                 int skipped) {
-  std::error_code ec;
-  std::filesystem::create_directories(o.reportDir, ec);
-  std::ofstream f(o.reportDir + "/report.json");
-  if (!f) return false;
-  const plugin::DeviceCaps& k = d.caps();
-  f << "{\n  \"summary\": {\"passed\": " << passed << ", \"failed\": " << failed << ", \"skipped\": " << skipped
-    << ", \"xfail\": 0, \"xpass\": 0, \"verdict\": " << jsonString(failed == 0 ? "certified" : "not certified")
-    << "},\n";
-  f << "  \"plugin\": " << jsonString(d.plugin().path()) << ",\n  \"abi\": \"" << d.plugin().abiMajor() << "."
-    << d.plugin().abiMinor() << "\",\n";
-  f << "  \"device\": {\"index\": " << d.index() << ", \"name\": " << jsonString(k.name)
-    << ", \"dtypes\": " << jsonString(k.dtypeList()) << ", \"library_ops\": " << k.libraryOps
-    << ", \"epilogue_ops\": " << k.epilogueOps << ", \"memory_kinds\": " << k.memoryKinds << "},\n";
-  f << "  \"seed\": " << o.seed << ",\n  \"cases\": [\n";
-  for (size_t i = 0; i < results.size(); ++i) {
-    const Result& r = results[i];
-    f << "    {\"tier\": " << jsonString(r.c->tier) << ", \"name\": " << jsonString(r.c->name)
-      << ", \"status\": " << jsonString(statusName(r.outcome.kind)) << ", \"error\": " << jsonString(r.outcome.detail)
-      << ", \"time_ms\": " << r.ms << "}" << (i + 1 < results.size() ? "," : "") << "\n";
-  }
-  f << "  ]\n}\n";
-  return static_cast<bool>(f);
+int fail(int code, const std::string& message) {
+  std::fprintf(stderr, "plugsdk-conformance: %s\n", message.c_str());
+  return code;
 }
 
 int run(const Options& o) {
-  Suite suite = makeSuite();
+  const auto runStart = Clock::now();
+  const Suite suite = makeSuite();
   std::vector<const Case*> selected;
   for (const Case& c : suite.cases()) {
     bool tierOk = o.tiers.empty();
@@ -145,91 +115,154 @@ int run(const Options& o) {
     for (const Case* c : selected) std::printf("%s\n", c->name.c_str());
     return 0;
   }
-  auto p = plugin::Loader(plugin::Loader::defaultSearchPath()).load(o.plugin);
-  if (!p.isOk()) {
-    std::fprintf(stderr, "plugsdk-conformance: %s\n", p.status().toString().c_str());
-    return 1;
+  const plugin::Loader loader(plugin::Loader::defaultSearchPath());
+  auto file = loader.find(o.plugin);
+  if (!file.isOk()) return fail(1, file.status().toString());
+
+  // The device: from the first worker's hello, or opened here with --jobs 0.
+  std::signal(SIGPIPE, SIG_IGN);  // a worker that dies must not take the parent with it
+  std::unique_ptr<WorkerPool> pool;
+  std::shared_ptr<plugin::Plugin> here;
+  std::unique_ptr<plugin::Device> hereDevice;
+  DeviceInfo info;
+  if (o.jobs == 0) {
+    auto p = loader.load(*file);
+    if (!p.isOk()) return fail(1, p.status().toString());
+    auto d = plugin::Device::open(*p, o.device);
+    if (!d.isOk()) return fail(1, d.status().toString());
+    here = *p;
+    hereDevice = std::move(*d);
+    info = describeDevice(*here, *hereDevice);
+  } else {
+    pool = std::make_unique<WorkerPool>(
+        std::vector<std::string>{"--worker", "--plugin", *file, "--device", std::to_string(o.device), "--seed",
+                                 std::to_string(o.seed)},
+        o.timeoutS);
+    auto d = pool->start();
+    if (!d.isOk()) return fail(1, d.status().toString());
+    info = *d;
   }
-  auto d = plugin::Device::open(*p, o.device);
-  if (!d.isOk()) {
-    std::fprintf(stderr, "plugsdk-conformance: %s\n", d.status().toString().c_str());
-    return 1;
+
+  // The backend's expectations: given, or found by the plugin's file name or its own name.
+  Expectations e;
+  std::optional<std::string> eFile =
+      o.expectationsFile.empty() ? findExpectations({pluginStem(*file), info.pluginName}) : o.expectationsFile;
+  if (eFile) {
+    auto loaded = loadExpectations(*eFile, knownTiers(suite));
+    if (!loaded.isOk()) return fail(2, loaded.status().message());
+    e = *loaded;
   }
-  std::printf("plugsdk-conformance: %s, device %s, ABI %u.%u, seed %llu, %zu cases\n", (*p)->path().c_str(),
-              (*d)->describe().c_str(), (*p)->abiMajor(), (*p)->abiMinor(), static_cast<unsigned long long>(o.seed),
-              selected.size());
-  std::vector<Result> results;
-  int passed = 0, failed = 0, skipped = 0;
-  const auto start = std::chrono::steady_clock::now();
+  if (Status s = checkClaimedDtypes(e, info.caps); !s.isOk()) return fail(2, s.message());
+  for (const auto* list : {&e.unsupported, &e.xfail})
+    for (const ExpectationEntry& x : *list) {
+      bool any = false;
+      for (const Case& c : suite.cases()) any = any || globMatch(x.pattern, c.name);
+      if (!any)
+        std::fprintf(stderr, "plugsdk-conformance: warning: %s:%d: '%s' matches no case\n", e.source.c_str(), x.line,
+                     x.pattern.c_str());
+    }
+  const uint32_t dtypes = e.claimedDtypes(info.caps);
+  const int jobs = o.jobs >= 0 ? o.jobs : std::max(e.jobs, 1);
+
+  // What runs, and what is skipped before it reaches the device.
+  std::vector<CaseResult> results(selected.size());
+  std::vector<const Case*> toRun;
+  std::vector<size_t> toRunIndex;
   for (size_t i = 0; i < selected.size(); ++i) {
-    const Case& c = *selected[i];
-    const auto t0 = std::chrono::steady_clock::now();
-    Outcome out = c.run(CaseContext{**d, caseSeed(o.seed, c.name)});
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    results.push_back({&c, out, ms});
-    (out.kind == Outcome::Kind::kPass ? passed : out.kind == Outcome::Kind::kFail ? failed : skipped)++;
-    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const double eta = elapsed / static_cast<double>(i + 1) * static_cast<double>(selected.size() - i - 1);
-    std::printf("[%zu/%zu] %-44s %-7s %8.1f ms   (%d passed, %d failed, %d skipped; ETA %.0f s)\n", i + 1,
-                selected.size(), c.name.c_str(), statusName(out.kind), ms, passed, failed, skipped, eta);
-    if (out.kind == Outcome::Kind::kFail)
-      std::printf("    %s\n    rerun: plugsdk-conformance --plugin %s --device %u --seed %llu --filter %s\n",
-                  out.detail.c_str(), o.plugin.c_str(), o.device, static_cast<unsigned long long>(o.seed),
-                  c.name.c_str());
-    std::fflush(stdout);
+    CaseResult& r = results[i];
+    r.c = selected[i];
+    r.rerun = rerunCommand(o, r.c->name);
+    if (!e.claimsTier(r.c->tier)) {
+      r.error = "the backend's expectations do not claim the " + r.c->tier + " tier";
+    } else if (const ExpectationEntry* u = e.unsupportedEntry(r.c->name)) {
+      r.error = "unsupported: " + u->reason;
+      r.expectation = u->reason;
+    } else if (const auto t = unclaimedNamedDtype(r.c->name, dtypes)) {
+      r.error = (info.caps.supports(*t) ? "the backend's expectations do not claim " : "the device does not claim ") +
+                std::string(ir::dtypeName(*t));
+    } else {
+      toRun.push_back(r.c);
+      toRunIndex.push_back(i);
+    }
   }
-  std::printf("%d passed, %d failed, %d skipped: %s\n", passed, failed, skipped,
-              failed == 0 ? "certified for the tiers run" : "NOT certified");
-  if (!o.reportDir.empty() &&
-      (!writeReport(o, **d, results, passed, failed, skipped) || !writeJunit(o.reportDir, results))) {
-    std::fprintf(stderr, "plugsdk-conformance: cannot write the report in %s\n", o.reportDir.c_str());
-    return 1;
+
+  std::printf("plugsdk-conformance: %s, device %s, ABI %u.%u, seed %llu, %zu cases\n", info.pluginPath.c_str(),
+              info.describe.c_str(), info.abiMajor, info.abiMinor, static_cast<unsigned long long>(o.seed),
+              selected.size());
+  std::printf("  expectations %s; %zu to run on %s\n", e.source.empty() ? "none (claims every tier)" : e.source.c_str(),
+              toRun.size(),
+              jobs ? (std::to_string(jobs) + " worker" + (jobs > 1 ? "s" : "") + ", " + std::to_string(o.timeoutS) +
+                      " s per case")
+                         .c_str()
+                   : "this process (--jobs 0: no time limit, no crash isolation)");
+  std::fflush(stdout);
+
+  Progress progress(selected.size(), toRun.size());
+  for (size_t i = 0, k = 0; i < results.size(); ++i)  // the skips first: they are known already
+    if (k < toRunIndex.size() && toRunIndex[k] == i)
+      ++k;
+    else
+      progress.report(results[i]);
+  auto onResult = [&](size_t k, const Outcome& out, double ms) {
+    CaseResult& r = results[toRunIndex[k]];
+    settle(r, out, ms, e);
+    progress.report(r);
+  };
+  if (pool) {
+    pool->run(toRun, jobs, dtypes, onResult);
+  } else {
+    for (size_t k = 0; k < toRun.size(); ++k) {
+      double ms = 0;
+      const Outcome out = runCaseHere(*toRun[k], *hereDevice, o.seed, dtypes, &ms);
+      onResult(k, out, ms);
+    }
   }
-  return failed == 0 ? 0 : 1;
+
+  // The verdict covers the claimed tiers this run selected; the others are named.
+  std::set<std::string> ran, claimedNotRun;
+  for (const Case* c : selected) ran.insert(c->tier);
+  for (const Case& c : suite.cases())
+    if (e.claimsTier(c.tier) && !ran.count(c.tier)) claimedNotRun.insert(c.tier);
+  if (e.tiers)
+    for (const std::string& t : *e.tiers)
+      if (!ran.count(t)) claimedNotRun.insert(t);
+  Report report;
+  report.device = info;
+  report.expectations = &e;
+  report.seed = o.seed;
+  report.jobs = jobs;
+  report.timeoutS = o.timeoutS;
+  report.results = std::move(results);
+  report.summary = summarize(report.results, e, {claimedNotRun.begin(), claimedNotRun.end()});
+  report.seconds = std::chrono::duration<double>(Clock::now() - runStart).count();
+  const Summary& s = report.summary;
+  std::string certified;
+  for (const std::string& t : s.certifiedTiers) certified += (certified.empty() ? "" : ", ") + t;
+  std::printf("%d passed, %d failed, %d skipped, %d xfail, %d xpass in %.1f s: %s (%s)\n", s.passed, s.failed,
+              s.skipped, s.xfail, s.xpass, report.seconds,
+              s.certified ? ("certified for " + certified).c_str() : "NOT certified", s.verdictReason.c_str());
+  for (const CaseResult& r : report.results)
+    if (r.status == CaseStatus::kXpass)
+      std::printf("xpass: %s passed but is listed as an expected failure in %s: remove it\n", r.c->name.c_str(),
+                  e.source.c_str());
+  if (!o.reportDir.empty()) {
+    if (Status st = writeReports(o.reportDir, report); !st.isOk())
+      return fail(1, "cannot write the report in " + o.reportDir + ": " + st.message());
+    std::printf("report: %s/report.html\n", o.reportDir.c_str());
+  }
+  return s.exitCode();
 }
 
 }  // namespace
 }  // namespace plugsdk::conformance
 
 int main(int argc, char** argv) {
-  using plugsdk::conformance::kUsage;
-  plugsdk::conformance::Options o;
-  std::vector<std::string> args(argv + 1, argv + argc);
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    const bool hasValue = i + 1 < args.size();
-    try {
-      if (a == "--plugin" && hasValue) {
-        o.plugin = args[++i];
-      } else if (a == "--device" && hasValue) {
-        o.device = static_cast<uint32_t>(std::stoul(args[++i]));
-      } else if (a == "--filter" && hasValue) {
-        o.filter = args[++i];
-      } else if (a == "--seed" && hasValue) {
-        o.seed = std::stoull(args[++i]);
-      } else if (a == "--report" && hasValue) {
-        o.reportDir = args[++i];
-      } else if (a == "--tier" && hasValue) {
-        std::string t = args[++i];
-        for (size_t s = 0, e; s <= t.size(); s = e + 1) {
-          e = t.find(',', s);
-          if (e == std::string::npos) e = t.size();
-          if (e > s) o.tiers.push_back(t.substr(s, e - s));
-        }
-      } else if (a == "--list") {
-        o.list = true;
-      } else {
-        std::fprintf(stderr, "plugsdk-conformance: unknown or incomplete option '%s'\n%s", a.c_str(), kUsage);
-        return 2;
-      }
-    } catch (const std::exception&) {
-      std::fprintf(stderr, "plugsdk-conformance: bad number after '%s'\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
-  if (o.plugin.empty() && !o.list) {
-    std::fprintf(stderr, "plugsdk-conformance: --plugin is required\n%s", kUsage);
+  using namespace plugsdk::conformance;
+  auto o = parseOptions(std::vector<std::string>(argv + 1, argv + argc));
+  if (!o.isOk()) {
+    std::fprintf(stderr, "plugsdk-conformance: %s\n%s", o.status().message().c_str(), kUsage);
     return 2;
   }
-  return plugsdk::conformance::run(o);
+  if (o->worker) return workerMain(o->plugin, o->device, o->seed);
+  return run(*o);
 }

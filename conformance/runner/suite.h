@@ -17,6 +17,9 @@ namespace plugsdk::conformance {
 struct CaseContext {
   const plugin::Device& device;
   uint64_t seed = 0;
+  /// The dtypes the run claims (PLUGSDK_DTYPE_BIT set): the device's, narrowed by the
+  /// backend's expectations file. A case that needs another one skips.
+  uint32_t dtypes = ~0u;
 };
 
 /// A skip is not a failure: the device does not claim what the case needs.

@@ -10,6 +10,10 @@
  *                      inside (each call lingers a little): checks the core keeps the ABI's
  *                      one-thread-per-client promise
  *   FAULT_FREE         buffer_free fails (the conformance suite must notice)
+ *   FAULT_HANG         a launch with valid arguments never returns (the conformance runner's
+ *                      per-case time limit must fail that case, not the run)
+ *   FAULT_CRASH        a launch with valid arguments raises SIGSEGV (the runner must fail that
+ *                      case and carry on in a new worker process)
  *   NEWER_MINOR        a correct plugin of ABI 1.<current + 1>: a bigger table with a function
  *                      this core does not know, and a bigger device_info it must not overrun
  * All variants own one host device with malloc memory; kernels compile to nothing.
@@ -19,6 +23,12 @@
 #if defined(ONE_THREAD)
 #include <stdatomic.h>
 #include <time.h>
+#endif
+#if defined(FAULT_HANG)
+#include <unistd.h>
+#endif
+#if defined(FAULT_CRASH)
+#include <signal.h>
 #endif
 #include <string.h>
 
@@ -150,7 +160,10 @@ static plugsdk_error_t* buffer_free(plugsdk_buffer_free_args_t* a) {
   if (a->buffer) free(a->buffer->data);
   free(a->buffer);
 #if defined(FAULT_FREE)
-  return fail(PLUGSDK_CODE_INTERNAL, "buffer_free: the allocator lost track of the buffer (on purpose)");
+  /* Two lines, the second tab-indented: a message must reach a report intact (the
+   * conformance runner passes it from a worker process through a line protocol). */
+  return fail(PLUGSDK_CODE_INTERNAL,
+              "buffer_free: the allocator lost track of the buffer (on purpose)\n\tsee the allocator log \\ line 2");
 #else
   return NULL;
 #endif
@@ -207,6 +220,16 @@ static plugsdk_error_t* launch(plugsdk_launch_args_t* a) {
   MAYBE_FAIL("launch");
 #if defined(FAULT_LAUNCH)
   return fail(PLUGSDK_CODE_INTERNAL, "launch: the kernel hit a hardware fault (on purpose)");
+#elif defined(FAULT_HANG) || defined(FAULT_CRASH)
+  /* Only a real launch misbehaves: the ABI tier's bad-argument calls still get an error. */
+  if (!a || a->struct_size < sizeof(*a) || !a->client || !a->executable)
+    return fail(PLUGSDK_CODE_INVALID_ARGUMENT, "launch: bad arguments");
+#if defined(FAULT_HANG)
+  for (;;) sleep(1000); /* a kernel that never finishes (on purpose) */
+#else
+  raise(SIGSEGV); /* a kernel that takes the process down (on purpose) */
+  return NULL;
+#endif
 #else
   return NULL; /* kernels compile to nothing: outputs keep what was there */
 #endif
