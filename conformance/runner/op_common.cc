@@ -81,9 +81,11 @@ int64_t specialIndex(const Fill& f, int64_t i, int64_t count, std::mt19937_64& r
     case Fill::Specials::kMixed:
       if (i < count) return i;
       break;
+    case Fill::Specials::kSprinkled: break;
   }
-  // beyond the laid-out block, one element in eight is a special value at random
-  return rng() % 8 == 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(count)) : -1;
+  // beyond the laid-out block, one element in f.sprinkle is a special value at random
+  if (f.sprinkle <= 0) return -1;
+  return rng() % static_cast<uint64_t>(f.sprinkle) == 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(count)) : -1;
 }
 
 }  // namespace

@@ -30,17 +30,19 @@ inline const std::vector<int64_t> kTileSizes = {1, 7, 8, 9, 15, 16, 17, 31, 33, 
 /// the scale; uniform and log-uniform over [lo, hi); ints over [lo, hi], or the dtype's
 /// whole range when lo > hi); `specials` mixes in the dtype's special values (floats: NaN,
 /// +-inf, +-0, denormals, the largest and smallest normals, rounding ties; integers: MIN,
-/// MAX, -1, 0, 1 and their neighbours). kRow and kCol lay out the specials' cartesian
-/// product over the first |S|^2 elements of two inputs, so a binary op sees every pair.
+/// MAX, -1, 0, 1 and their neighbours): kMixed puts them first, kRow and kCol lay out their
+/// cartesian product over the first |S|^2 elements of two inputs, so a binary op sees every
+/// pair; after that block (and everywhere for kSprinkled) one element in 8 is a special value.
 struct Fill {
   enum class Random { kNormal, kUniform, kLogUniform, kInt, kBool };
-  enum class Specials { kNone, kMixed, kRow, kCol };
+  enum class Specials { kNone, kMixed, kRow, kCol, kSprinkled };
   Random random = Random::kNormal;
   double lo = 0, hi = 1;
   Specials specials = Specials::kNone;
   bool nonZero = false;   ///< integers: a 0 becomes 1 (divisors; integer division by zero is an error)
   bool noHuge = false;    ///< floats: no finite specials above 1e4 (sin, cos, tan need |x| <= ~100)
   bool noNegZero = false;  ///< floats: no -0.0 (max/min of +0 and -0 may return either)
+  int sprinkle = 8;        ///< after the laid-out block, one element in `sprinkle` is special (0: none)
 
   static Fill normal(double scale = 1) { return {Random::kNormal, 0, scale}; }
   static Fill uniform(double lo, double hi) { return {Random::kUniform, lo, hi}; }
@@ -56,6 +58,7 @@ struct Fill {
   Fill mixed() const { return with(Specials::kMixed); }
   Fill row() const { return with(Specials::kRow); }
   Fill col() const { return with(Specials::kCol); }
+  Fill sprinkled() const { return specials == Specials::kNone ? *this : with(Specials::kSprinkled); }
   Fill nonzero() const {
     Fill f = *this;
     f.nonZero = true;
@@ -64,6 +67,12 @@ struct Fill {
   Fill withoutHuge() const {
     Fill f = *this;
     f.noHuge = true;
+    return f;
+  }
+  /// Specials in the laid-out block only (reductions: not every row should end in NaN).
+  Fill blockOnly() const {
+    Fill f = *this;
+    f.sprinkle = 0;
     return f;
   }
   Fill withoutNegZero() const {

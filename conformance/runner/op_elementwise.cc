@@ -148,28 +148,36 @@ std::vector<Fill> fillsFor(const ScalarOpInfo& info, DType dtype) {
   return f;
 }
 
+/// The same fills with the special values sprinkled (1 in 8) instead of laid out first, so
+/// short operands hold mostly random data.
+std::vector<Fill> sprinkled(std::vector<Fill> fills) {
+  for (Fill& f : fills) f = f.sprinkled();
+  return fills;
+}
+
 void addScalarOp(Suite& s, const ScalarOpInfo& info, size_t index) {
   const std::string name = info.name;
   for (DType t : kAllTypes) {
     if (!prims::acceptsDType(info, t)) continue;
     const std::string prefix = name + "." + dt(t) + ".";
-    const auto fills = fillsFor(info, t);
+    const auto special = fillsFor(info, t), fills = sprinkled(special);
     // every pair of special values (binary) or every special value (unary), then random data
-    addCase(s, prefix + "special_1025", plainCase(info, t, {1025}, fills));
-    // sizes around tile widths: add sweeps them all, the others take two each (rotating,
-    // so the family covers every size), none a multiple of 8 alone
+    addCase(s, prefix + "special_1025", plainCase(info, t, {1025}, special));
+    // sizes around tile widths: f32 and add sweep them all, other dtypes take four each
+    // (rotating, so the family covers every size in every dtype)
     std::vector<int64_t> sizes;
-    if (info.op == ScalarOp::kAdd) {
+    if (t == DType::kF32 || info.op == ScalarOp::kAdd) {
       sizes = kTileSizes;
     } else {
       const size_t n = kTileSizes.size(), k = index + static_cast<size_t>(t) * 3;
-      sizes = {kTileSizes[k % n], kTileSizes[(k + 7) % n]};
-      if (sizes[0] % 8 == 0 && sizes[1] % 8 == 0) sizes[1] = 33;
+      for (size_t j = 0; j < 4; ++j) sizes.push_back(kTileSizes[(k + j * 5) % n]);
     }
-    if (t != DType::kF32 && info.op != ScalarOp::kAdd) sizes.resize(1);
     for (int64_t n : sizes)
       if (n != 1025) addCase(s, prefix + "size_" + std::to_string(n), plainCase(info, t, {n}, fills));
-    if (t != DType::kF32 && !(info.op == ScalarOp::kAdd && ir::isFloating(t)) && t != DType::kI32) continue;
+    // views and degenerate shapes: every op in f32 and i32, a few ops in every dtype
+    const bool views = t == DType::kF32 || t == DType::kI32 || info.op == ScalarOp::kAdd || info.op == ScalarOp::kNeg ||
+                       info.op == ScalarOp::kEq || info.op == ScalarOp::kBitwiseAnd || info.op == ScalarOp::kMaximum;
+    if (!views) continue;
     for (const char* view : {"transposed", "offset_strided", "broadcast"})
       addCase(s, prefix + view, viewCase(info, t, view, fills));
     addCase(s, prefix + "empty", plainCase(info, t, {0, 7}, fills));
@@ -183,15 +191,14 @@ void addWhere(Suite& s) {
   for (DType t : kAllTypes) {
     const std::string prefix = "where." + dt(t) + ".";
     const Fill a = t == DType::kBool ? Fill::bools() : ir::isFloating(t) ? Fill::normal() : Fill::fullRange();
-    const std::vector<Fill> fills = {Fill::bools(), a.row(), a.col()};
-    for (int64_t n : {int64_t{1025}, int64_t{33}, int64_t{4097}}) {
+    const std::vector<Fill> special = {Fill::bools(), a.row(), a.col()}, fills = sprinkled(special);
+    for (int64_t n : {int64_t{1025}, int64_t{7}, int64_t{33}, int64_t{4097}}) {
       const std::string ty = typeText(t, {n});
       addCase(s, prefix + (n == 1025 ? "special_1025" : "size_" + std::to_string(n)),
               {graphText({{"p", "bool[" + std::to_string(n) + "]"}, {"a", ty}, {"b", ty}}, {"%y = prims.where(%p, %a, %b)"},
                          "%y"),
-               fills});
+               n == 1025 ? special : fills});
     }
-    if (t != DType::kF32 && t != DType::kI64) continue;
     // a broadcast predicate and a transposed operand
     addCase(s, prefix + "broadcast_transposed",
             {graphText({{"p", "bool[9]"}, {"a", typeText(t, {17, 9})}, {"b", typeText(t, {9, 17})}},

@@ -15,7 +15,7 @@
 namespace plugsdk::conformance::op {
 namespace {
 
-enum class Data { kRandom, kExact, kSpecial };
+enum class Data { kRandom, kExact, kSpecial, kTies };
 
 /// The largest integer n such that every integer up to n is exact in a floating dtype.
 double exactIntegers(DType t) { return 1.0 / unitRoundoff(t); }
@@ -76,7 +76,7 @@ OpSpec reductionCase(const std::string& prim, DType t, const std::vector<int64_t
   const bool fl = ir::isFloating(t);
   if (prim == "sum") {
     spec.fills = {data == Data::kExact ? exactSumFill(t, n)
-                  : data == Data::kSpecial ? Fill::normal().mixed().withoutHuge()
+                  : data == Data::kSpecial ? Fill::normal().mixed().withoutHuge().blockOnly()
                                            : Fill::normal()};
     if (fl && data != Data::kExact) spec.tolerance = absBound(static_cast<double>(std::max<int64_t>(n, 1)));
     if (data == Data::kExact) spec.adjust = sparseSigns(t, n);
@@ -88,8 +88,9 @@ OpSpec reductionCase(const std::string& prim, DType t, const std::vector<int64_t
   } else {
     // extremes: every special (no -0.0: max(+0, -0) may return either), ties among them
     spec.fills = {t == DType::kBool ? Fill::bools()
-                  : fl              ? Fill::normal().mixed().withoutNegZero()
-                                    : Fill::fullRange().mixed()};
+                  : fl              ? Fill::normal().mixed().withoutNegZero().blockOnly()
+                                    : Fill::fullRange().mixed().blockOnly()};
+    if (data == Data::kTies) spec.fills = {t == DType::kBool ? Fill::bools() : Fill::ints(0, 3)};
   }
   return spec;
 }
@@ -139,6 +140,8 @@ void addReductionCases(Suite& s) {
         } else {
           addCase(s, name, reductionCase(prim, t, rank3, dims, Data::kSpecial));
         }
+        if (!arith && (arg || few))  // many equal extremes: the first index must win
+          addCase(s, name + "_ties", reductionCase(prim, t, rank3, dims, Data::kTies));
       }
       if (full && (prim == "sum" || prim == "amax"))
         for (const auto& dims : subsets(4))
