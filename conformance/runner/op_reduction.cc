@@ -15,7 +15,9 @@
 namespace plugsdk::conformance::op {
 namespace {
 
-enum class Data { kRandom, kExact, kSpecial, kTies };
+/// kLastExtreme: the unique extreme of every reduced group sits at its last position (where
+/// a skipped tail would lose it).
+enum class Data { kRandom, kExact, kSpecial, kTies, kLastExtreme };
 
 /// The largest integer n such that every integer up to n is exact in a floating dtype.
 double exactIntegers(DType t) { return 1.0 / unitRoundoff(t); }
@@ -56,6 +58,23 @@ void plusMinusOne(std::vector<exec::HostTensor>& in) {
   }
 }
 
+/// Data in [1, 50] with the group's extreme (100 for max, 0 for min) at the last index of
+/// every reduced dim.
+std::function<void(std::vector<exec::HostTensor>&)> lastExtreme(bool max, std::vector<int64_t> dims) {
+  return [max, dims](std::vector<exec::HostTensor>& in) {
+    exec::HostTensor& a = in[0];
+    const auto strides = a.strides();
+    for (int64_t i = 0; i < a.numel(); ++i) {
+      bool last = true;
+      for (int64_t d : dims) {
+        const auto k = static_cast<size_t>(d);
+        last = last && (i / strides[k]) % a.shape()[k] == a.shape()[k] - 1;
+      }
+      if (last) a.setInt(i, max ? 100 : 0);
+    }
+  };
+}
+
 std::string reduce(const std::string& prim, const std::vector<int64_t>& dims) {
   if (prim == "argmax" || prim == "argmin") return "%y = prims." + prim + "(%a) {dim = " + std::to_string(dims[0]) + "}";
   return "%y = prims." + prim + "(%a) {dims = " + listText(dims) + "}";
@@ -91,6 +110,10 @@ OpSpec reductionCase(const std::string& prim, DType t, const std::vector<int64_t
                   : fl              ? Fill::normal().mixed().withoutNegZero().blockOnly()
                                     : Fill::fullRange().mixed().blockOnly()};
     if (data == Data::kTies) spec.fills = {t == DType::kBool ? Fill::bools() : Fill::ints(0, 3)};
+    if (data == Data::kLastExtreme) {
+      spec.fills = {Fill::ints(1, 50)};
+      spec.adjust = lastExtreme(prim == "amax" || prim == "argmax", dims);
+    }
   }
   return spec;
 }
@@ -142,6 +165,8 @@ void addReductionCases(Suite& s) {
         }
         if (!arith && (arg || few))  // many equal extremes: the first index must win
           addCase(s, name + "_ties", reductionCase(prim, t, rank3, dims, Data::kTies));
+        if (!arith && t != DType::kBool && (full || dims.size() == 3))
+          addCase(s, name + "_extreme_last", reductionCase(prim, t, rank3, dims, Data::kLastExtreme));
       }
       if (full && (prim == "sum" || prim == "amax"))
         for (const auto& dims : subsets(4))
@@ -152,6 +177,9 @@ void addReductionCases(Suite& s) {
       for (int64_t n : {int64_t{7}, int64_t{33}, int64_t{1025}, int64_t{65537}}) {
         if (!full && n == 7) continue;
         addCase(s, prefix + "row_" + std::to_string(n), reductionCase(prim, t, {3, n}, {1}, d));
+        if (!arith && t != DType::kBool)
+          addCase(s, prefix + "row_" + std::to_string(n) + "_extreme_last",
+                  reductionCase(prim, t, {3, n}, {1}, Data::kLastExtreme));
       }
       addCase(s, prefix + "column_129", reductionCase(prim, t, {129, 9}, {0}, d));
       if (arith) {
