@@ -85,7 +85,8 @@ int64_t specialIndex(const Fill& f, int64_t i, int64_t count, std::mt19937_64& r
   }
   // beyond the laid-out block, one element in f.sprinkle is a special value at random
   if (f.sprinkle <= 0) return -1;
-  return rng() % static_cast<uint64_t>(f.sprinkle) == 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(count)) : -1;
+  return rng() % static_cast<uint64_t>(f.sprinkle) == 0 ? static_cast<int64_t>(rng() % static_cast<uint64_t>(count))
+                                                        : -1;
 }
 
 }  // namespace
@@ -97,12 +98,32 @@ std::vector<double> specialValues(DType t, const Fill& f) {
   const double maxFinite = std::ldexp(2.0 - std::ldexp(1.0, -fm.mantissa), fm.maxExp);
   const double half = std::ldexp(1.0, fm.mantissa - 1);  // from here on the spacing is 1: x.5 are ties
   const std::vector<double> all = {
-      nan, inf, -inf, 0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 1.5, 2.5, -2.5, -7.25,
-      1.0 + std::ldexp(1.0, -fm.mantissa),        // the successor of 1
-      0.5 - std::ldexp(1.0, -fm.mantissa - 2),    // the largest value below 0.5 (round must not give 1)
-      half + 0.5, -(half + 1.5),                  // the largest non-integers: ties for round
-      minDenormal, -minDenormal, 3 * minDenormal, minNormal - minDenormal,  // denormals
-      minNormal, -minNormal, maxFinite, -maxFinite, std::ldexp(1.0, fm.maxExp - 1) * 1.5};
+      nan,
+      inf,
+      -inf,
+      0.0,
+      -0.0,
+      1.0,
+      -1.0,
+      0.5,
+      -0.5,
+      1.5,
+      2.5,
+      -2.5,
+      -7.25,
+      1.0 + std::ldexp(1.0, -fm.mantissa),      // the successor of 1
+      0.5 - std::ldexp(1.0, -fm.mantissa - 2),  // the largest value below 0.5 (round must not give 1)
+      half + 0.5,
+      -(half + 1.5),  // the largest non-integers: ties for round
+      minDenormal,
+      -minDenormal,
+      3 * minDenormal,
+      minNormal - minDenormal,  // denormals
+      minNormal,
+      -minNormal,
+      maxFinite,
+      -maxFinite,
+      std::ldexp(1.0, fm.maxExp - 1) * 1.5};
   std::vector<double> out;
   for (double v : all) {
     if (f.noHuge && std::isfinite(v) && std::fabs(v) > 1e4) continue;
@@ -130,10 +151,10 @@ exec::HostTensor makeTensor(DType dtype, const std::vector<int64_t>& shape, cons
     int64_t v = 0;
     if (k >= 0)
       v = s[static_cast<size_t>(k)];
-    else if (dtype == DType::kBool || fill.random == Fill::Random::kBool)
-      v = static_cast<int64_t>(rng() & 1);
     else if (fill.random == Fill::Random::kInt)
       v = drawInt(dtype, fill, rng);
+    else if (dtype == DType::kBool || fill.random == Fill::Random::kBool)
+      v = static_cast<int64_t>(rng() & 1);
     else
       v = static_cast<int64_t>(std::llround(drawFloat(fill, rng)));
     v = exec::wrapToIntType(v, dtype);
@@ -162,7 +183,7 @@ ToleranceRule ulps() {
   };
 }
 
-ToleranceRule absBound(double k, std::vector<bool> absInputs) {
+ToleranceRule absBound(double k, const std::vector<bool>& absInputs) {
   return [k, absInputs](const CaseData& d) -> StatusOr<std::vector<Tolerance>> {
     std::vector<exec::HostTensor> in = d.inputs;
     for (size_t i = 0; i < in.size(); ++i)
@@ -191,7 +212,8 @@ ToleranceRule relative(double s) {
 Outcome runOpCase(const CaseContext& c, const OpSpec& spec) {
   auto ctx = ir::makeDefaultContext();
   auto g = text::parseGraph(*ctx, spec.text);
-  if (!g.isOk()) return Outcome::fail("the case's graph does not parse (a defect of the case): " + g.status().toString());
+  if (!g.isOk())
+    return Outcome::fail("the case's graph does not parse (a defect of the case): " + g.status().toString());
   if (auto t = unclaimedDtype(c.device.caps(), *g))
     return Outcome::skip("the device does not claim " + std::string(ir::dtypeName(*t)));
   if (spec.fills.size() != g->inputs().size()) return Outcome::fail("the case has a fill per input missing (a defect)");
@@ -200,7 +222,7 @@ Outcome runOpCase(const CaseContext& c, const OpSpec& spec) {
   std::vector<exec::HostTensor> inputs;
   for (size_t i = 0; i < shapes.size(); ++i)
     inputs.push_back(makeTensor(g->inputs()[i]->type().dtype, shapes[i], spec.fills[i], rng));
-  if (spec.adjust) spec.adjust(inputs);
+  if (spec.adjust) spec.adjust(inputs, rng);
   auto tol = spec.tolerance(CaseData{ctx, *g, inputs});
   if (!tol.isOk()) return Outcome::fail("the tolerance rule failed: " + tol.status().toString());
   return checkGraph(c, ctx, *g, inputs, *tol);

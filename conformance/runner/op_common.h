@@ -21,10 +21,11 @@ using ir::DType;
 inline const std::vector<DType> kFloatTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
 inline const std::vector<DType> kIntTypes = {DType::kI64, DType::kI32, DType::kI16, DType::kI8, DType::kU8};
 inline const std::vector<DType> kAllTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64,
-                                             DType::kI32, DType::kI16, DType::kI8,  DType::kU8,  DType::kBool};
+                                             DType::kI32, DType::kI16, DType::kI8,   DType::kU8,  DType::kBool};
 
 /// Sizes around the tile widths a device is likely to use (powers of two and one either side).
-inline const std::vector<int64_t> kTileSizes = {1, 7, 8, 9, 15, 16, 17, 31, 33, 63, 65, 127, 129, 255, 257, 1023, 1025, 4097, 65537};
+inline const std::vector<int64_t> kTileSizes = {1,  7,   8,   9,   15,  16,   17,   31,   33,   63,
+                                                65, 127, 129, 255, 257, 1023, 1025, 4097, 65537};
 
 /// How one input of a case is filled. The random part draws from `random` (normal: hi is
 /// the scale; uniform and log-uniform over [lo, hi); ints over [lo, hi], or the dtype's
@@ -39,8 +40,8 @@ struct Fill {
   Random random = Random::kNormal;
   double lo = 0, hi = 1;
   Specials specials = Specials::kNone;
-  bool nonZero = false;   ///< integers: a 0 becomes 1 (divisors; integer division by zero is an error)
-  bool noHuge = false;    ///< floats: no finite specials above 1e4 (sin, cos, tan need |x| <= ~100)
+  bool nonZero = false;    ///< integers: a 0 becomes 1 (divisors; integer division by zero is an error)
+  bool noHuge = false;     ///< floats: no finite specials above 1e4 (sin, cos, tan need |x| <= ~100)
   bool noNegZero = false;  ///< floats: no -0.0 (max/min of +0 and -0 may return either)
   int sprinkle = 8;        ///< after the laid-out block, one element in `sprinkle` is special (0: none)
 
@@ -93,6 +94,10 @@ double unitRoundoff(DType t);
 /// The ulp budget of a transcendental in `t` (docs/conformance.md: f32 and f64 4, f16 and bf16 1).
 double ulpBudget(DType t);
 
+/// Edits a case's inputs after filling (to keep them in the op's domain or to plant values),
+/// drawing from the case's generator.
+using Adjust = std::function<void(std::vector<exec::HostTensor>&, std::mt19937_64&)>;
+
 /// Everything a tolerance rule may look at: the parsed graph and the case's inputs.
 struct CaseData {
   const std::shared_ptr<const ir::Context>& ctx;
@@ -109,7 +114,7 @@ ToleranceRule ulps();
 /// the same graph on the inputs made non-negative (|x|) at `absInputs` (empty: all): the
 /// classic a-priori bound for a sum of k - 1 terms (sum, matmul, convolution), e.g.
 /// k = n for a sum of n elements (n - 1 roundings, plus one for the reference's rounding).
-ToleranceRule absBound(double k, std::vector<bool> absInputs = {});
+ToleranceRule absBound(double k, const std::vector<bool>& absInputs = {});
 /// |got - want| <= s * max(1, max |reference|) on every output.
 ToleranceRule relative(double s);
 
@@ -119,7 +124,7 @@ struct OpSpec {
   std::string text;
   std::vector<Fill> fills;
   ToleranceRule tolerance = exact();
-  std::function<void(std::vector<exec::HostTensor>&)> adjust;
+  Adjust adjust;
 };
 
 /// Registers `spec` as case "op.<name>".

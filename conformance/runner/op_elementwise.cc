@@ -26,12 +26,27 @@ using prims::ScalarOpInfo;
 /// Ops whose floating results are correctly rounded (or exact) in IEEE arithmetic.
 bool exactInFloat(ScalarOp op) {
   switch (op) {
-    case ScalarOp::kAbs: case ScalarOp::kNeg: case ScalarOp::kSign: case ScalarOp::kFloor:
-    case ScalarOp::kCeil: case ScalarOp::kRound: case ScalarOp::kTrunc: case ScalarOp::kAdd:
-    case ScalarOp::kSub: case ScalarOp::kMul: case ScalarOp::kDiv: case ScalarOp::kSqrt:
-    case ScalarOp::kFmod: case ScalarOp::kMaximum: case ScalarOp::kMinimum: case ScalarOp::kEq:
-    case ScalarOp::kNe: case ScalarOp::kLt: case ScalarOp::kLe: case ScalarOp::kGt: case ScalarOp::kGe:
-      return true;
+    case ScalarOp::kAbs:
+    case ScalarOp::kNeg:
+    case ScalarOp::kSign:
+    case ScalarOp::kFloor:
+    case ScalarOp::kCeil:
+    case ScalarOp::kRound:
+    case ScalarOp::kTrunc:
+    case ScalarOp::kAdd:
+    case ScalarOp::kSub:
+    case ScalarOp::kMul:
+    case ScalarOp::kDiv:
+    case ScalarOp::kSqrt:
+    case ScalarOp::kFmod:
+    case ScalarOp::kMaximum:
+    case ScalarOp::kMinimum:
+    case ScalarOp::kEq:
+    case ScalarOp::kNe:
+    case ScalarOp::kLt:
+    case ScalarOp::kLe:
+    case ScalarOp::kGt:
+    case ScalarOp::kGe: return true;
     default: return false;
   }
 }
@@ -41,18 +56,29 @@ Fill floatRange(ScalarOp op, int k) {
   switch (op) {
     case ScalarOp::kExp: return Fill::normal(5);
     case ScalarOp::kExpm1: return Fill::normal(3);
-    case ScalarOp::kLog: case ScalarOp::kLog2: case ScalarOp::kSqrt: case ScalarOp::kRsqrt:
-      return Fill::logUniform(1e-3, 1e3);
+    case ScalarOp::kLog:
+    case ScalarOp::kLog2:
+    case ScalarOp::kSqrt:
+    case ScalarOp::kRsqrt: return Fill::logUniform(1e-3, 1e3);
     case ScalarOp::kLog1p: return Fill::uniform(-0.999, 10);
-    case ScalarOp::kSin: case ScalarOp::kCos: case ScalarOp::kTan: return Fill::uniform(-100, 100).withoutHuge();
-    case ScalarOp::kAsin: case ScalarOp::kAcos: case ScalarOp::kAtanh: return Fill::uniform(-1, 1);
+    case ScalarOp::kSin:
+    case ScalarOp::kCos:
+    case ScalarOp::kTan: return Fill::uniform(-100, 100).withoutHuge();
+    case ScalarOp::kAsin:
+    case ScalarOp::kAcos:
+    case ScalarOp::kAtanh: return Fill::uniform(-1, 1);
     case ScalarOp::kAcosh: return Fill::logUniform(1, 100);
-    case ScalarOp::kSinh: case ScalarOp::kCosh: return Fill::normal(4);
+    case ScalarOp::kSinh:
+    case ScalarOp::kCosh: return Fill::normal(4);
     case ScalarOp::kPow: return k == 0 ? Fill::logUniform(0.1, 10) : Fill::uniform(-4, 4);
-    case ScalarOp::kRemainder: case ScalarOp::kFmod: return k == 0 ? Fill::normal(10) : Fill::normal(2);
-    case ScalarOp::kMaximum: case ScalarOp::kMinimum: return Fill::normal().withoutNegZero();
-    case ScalarOp::kRound: case ScalarOp::kFloor: case ScalarOp::kCeil: case ScalarOp::kTrunc:
-      return Fill::normal(4);
+    case ScalarOp::kRemainder:
+    case ScalarOp::kFmod: return k == 0 ? Fill::normal(10) : Fill::normal(2);
+    case ScalarOp::kMaximum:
+    case ScalarOp::kMinimum: return Fill::normal().withoutNegZero();
+    case ScalarOp::kRound:
+    case ScalarOp::kFloor:
+    case ScalarOp::kCeil:
+    case ScalarOp::kTrunc: return Fill::normal(4);
     default: return Fill::normal(2);
   }
 }
@@ -61,8 +87,9 @@ Fill floatRange(ScalarOp op, int k) {
 /// mean something (large ones are among the specials).
 Fill intRange(ScalarOp op, int k) {
   switch (op) {
-    case ScalarOp::kDiv: case ScalarOp::kRemainder: case ScalarOp::kFmod:
-      return k == 0 ? Fill::fullRange() : Fill::ints(-40, 40).nonzero();
+    case ScalarOp::kDiv:
+    case ScalarOp::kRemainder:
+    case ScalarOp::kFmod: return k == 0 ? Fill::fullRange() : Fill::ints(-40, 40).nonzero();
     case ScalarOp::kPow: return k == 0 ? Fill::ints(-3, 3) : Fill::ints(-2, 40);
     default: return Fill::fullRange();
   }
@@ -70,7 +97,7 @@ Fill intRange(ScalarOp op, int k) {
 
 /// Max and min of +0 and -0 may return either zero (IEEE and the prim's doc leave it open):
 /// make the second operand's zero the first's, so the sign of the result is defined.
-void sameSignedZeros(std::vector<exec::HostTensor>& in) {
+void sameSignedZeros(std::vector<exec::HostTensor>& in, std::mt19937_64& /*rng*/) {
   if (in.size() < 2 || !in[0].isFloating()) return;
   auto &a = in[0].doubles(), &b = in[1].doubles();
   for (size_t i = 0; i < a.size() && i < b.size(); ++i)
@@ -116,8 +143,8 @@ OpSpec viewCase(const ScalarOpInfo& info, DType dtype, const std::string& view, 
                       ") {limit_indices = [10, 37], start_indices = [1, 3], strides = [1, 2]}");
     } else if (view == "broadcast") {
       inputs.emplace_back(n, typeText(dtype, k == 0 ? std::vector<int64_t>{1, 17} : std::vector<int64_t>{9}));
-      lines.push_back(v + " = prims.broadcast_in_dim(%" + n + ") {broadcast_dimensions = " + (k == 0 ? "[0, 1]" : "[0]") +
-                      ", shape = [9, 17]}");
+      lines.push_back(v + " = prims.broadcast_in_dim(%" + n +
+                      ") {broadcast_dimensions = " + (k == 0 ? "[0, 1]" : "[0]") + ", shape = [9, 17]}");
     } else {
       inputs.emplace_back(n, typeText(dtype, shape));
       names.push_back("%" + n);
@@ -135,15 +162,17 @@ OpSpec viewCase(const ScalarOpInfo& info, DType dtype, const std::string& view, 
 std::vector<Fill> fillsFor(const ScalarOpInfo& info, DType dtype) {
   std::vector<Fill> f;
   for (int k = 0; k < info.arity; ++k) {
-    Fill base = dtype == DType::kBool ? Fill::bools() : ir::isFloating(dtype) ? floatRange(info.op, k) : intRange(info.op, k);
+    Fill base = dtype == DType::kBool   ? Fill::bools()
+                : ir::isFloating(dtype) ? floatRange(info.op, k)
+                                        : intRange(info.op, k);
     if (info.arity == 1)
       base = base.mixed();
     else
       base = k == 0 ? base.row() : base.col();
     f.push_back(base);
   }
-  if (ir::isIntegral(dtype, false) && (info.op == ScalarOp::kDiv || info.op == ScalarOp::kRemainder ||
-                                       info.op == ScalarOp::kFmod))
+  if (ir::isIntegral(dtype, false) &&
+      (info.op == ScalarOp::kDiv || info.op == ScalarOp::kRemainder || info.op == ScalarOp::kFmod))
     f[1] = f[1].nonzero();  // the specials include 0: integer division by zero is an error, not a value
   return f;
 }
@@ -181,7 +210,7 @@ void addScalarOp(Suite& s, const ScalarOpInfo& info, size_t index) {
     for (const char* view : {"transposed", "offset_strided", "broadcast"})
       addCase(s, prefix + view, viewCase(info, t, view, fills));
     addCase(s, prefix + "empty", plainCase(info, t, {0, 7}, fills));
-    addCase(s, prefix + "size_1", plainCase(info, t, {1, 1, 1}, fills));
+    addCase(s, prefix + "size_1x1x1", plainCase(info, t, {1, 1, 1}, fills));
     addCase(s, prefix + "rank_0", plainCase(info, t, {}, fills));
   }
 }
@@ -195,8 +224,8 @@ void addWhere(Suite& s) {
     for (int64_t n : {int64_t{1025}, int64_t{7}, int64_t{33}, int64_t{4097}}) {
       const std::string ty = typeText(t, {n});
       addCase(s, prefix + (n == 1025 ? "special_1025" : "size_" + std::to_string(n)),
-              {graphText({{"p", "bool[" + std::to_string(n) + "]"}, {"a", ty}, {"b", ty}}, {"%y = prims.where(%p, %a, %b)"},
-                         "%y"),
+              {graphText({{"p", "bool[" + std::to_string(n) + "]"}, {"a", ty}, {"b", ty}},
+                         {"%y = prims.where(%p, %a, %b)"}, "%y"),
                n == 1025 ? special : fills});
     }
     // a broadcast predicate and a transposed operand
@@ -238,12 +267,11 @@ std::pair<double, double> safeRange(DType t) {
 
 /// Float sources of a float-to-int cast: values whose truncation is in the target's range
 /// (out-of-range values are a separate case), half of them small with fractions to truncate.
-std::function<void(std::vector<exec::HostTensor>&)> inRangeForInt(DType src, DType dst) {
-  return [src, dst](std::vector<exec::HostTensor>& in) {
+Adjust inRangeForInt(DType src, DType dst) {
+  return [src, dst](std::vector<exec::HostTensor>& in, std::mt19937_64& rng) {
     auto [lo, hi] = safeRange(dst);
     const double maxSrc = src == DType::kF16 ? 65504 : 1e300;
     lo = std::max(lo, -maxSrc), hi = std::min(hi, maxSrc);
-    std::mt19937_64 rng(static_cast<uint64_t>(in[0].numel()) * 31 + static_cast<uint64_t>(dst));
     for (int64_t i = 0; i < in[0].numel(); ++i) {
       double v = i % 2 ? std::uniform_real_distribution<double>(lo, hi)(rng)
                        : std::normal_distribution<double>(0, 3)(rng) * (dst == DType::kU8 ? 0 : 1) +
@@ -259,9 +287,8 @@ std::function<void(std::vector<exec::HostTensor>&)> inRangeForInt(DType src, DTy
 
 /// Narrowing float casts: values exactly halfway between two neighbours of the target
 /// (round half to even), and just above and below a halfway point.
-std::function<void(std::vector<exec::HostTensor>&)> ties(DType src, DType dst) {
-  return [src, dst](std::vector<exec::HostTensor>& in) {
-    std::mt19937_64 rng(static_cast<uint64_t>(dst) * 977 + static_cast<uint64_t>(src));
+Adjust ties(DType src, DType dst) {
+  return [src, dst](std::vector<exec::HostTensor>& in, std::mt19937_64& rng) {
     for (int64_t i = 0; i < in[0].numel(); ++i) {
       const double v = exec::roundToFloatType(std::normal_distribution<double>(0, 8)(rng), dst);
       const double step = ulpOf(v, dst);
@@ -281,7 +308,10 @@ void addConvertCases(Suite& s) {
       const std::string text = graphText({{"a", typeText(src, {1025})}},
                                          {"%y = prims.convert_element_type(%a) {dtype = " + dt(dst) + "}"}, "%y");
       const bool fsrc = ir::isFloating(src), fdst = ir::isFloating(dst);
-      OpSpec spec{text, {fsrc ? Fill::normal(3).mixed() : src == DType::kBool ? Fill::bools() : Fill::fullRange().mixed()}};
+      OpSpec spec{text,
+                  {fsrc                  ? Fill::normal(3).mixed()
+                   : src == DType::kBool ? Fill::bools()
+                                         : Fill::fullRange().mixed()}};
       if (fsrc && ir::isIntegral(dst, false)) spec.adjust = inRangeForInt(src, dst);
       addCase(s, name, spec);
       if (fsrc && fdst && ir::dtypeSize(dst) <= ir::dtypeSize(src) && ulpOf(1, dst) > ulpOf(1, src))

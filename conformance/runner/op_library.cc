@@ -107,13 +107,17 @@ void addMatmul(Suite& s) {
       const std::string call = std::string("%y = prims.matmul(") + (a.view.empty() ? "%a" : "%av") + ", " +
                                (b.view.empty() ? "%b" : "%bv") + ")";
       const std::string prefix = "matmul." + dt(t) + "." + m.name;
-      addCase(s, prefix + (fl ? "_exact" : ""), libraryCase(t, {{"a", a}, {"b", b}}, call, "%y", exactDotFill(t, m.k), exact()));
-      if (fl) addCase(s, prefix, libraryCase(t, {{"a", a}, {"b", b}}, call, "%y", Fill::normal(), absBound(static_cast<double>(m.k + 1))));
+      addCase(s, prefix + (fl ? "_exact" : ""),
+              libraryCase(t, {{"a", a}, {"b", b}}, call, "%y", exactDotFill(t, m.k), exact()));
+      if (fl)
+        addCase(
+            s, prefix,
+            libraryCase(t, {{"a", a}, {"b", b}}, call, "%y", Fill::normal(), absBound(static_cast<double>(m.k + 1))));
     }
   }
   // NaN and infinities in the operands reach exactly the outputs they should
-  OpSpec special = libraryCase(DType::kF32, {{"a", {{17, 33}, ""}}, {"b", {{33, 9}, ""}}}, "%y = prims.matmul(%a, %b)", "%y",
-                               Fill::normal(), absBound(34));
+  OpSpec special = libraryCase(DType::kF32, {{"a", {{17, 33}, ""}}, {"b", {{33, 9}, ""}}}, "%y = prims.matmul(%a, %b)",
+                               "%y", Fill::normal(), absBound(34));
   special.fills[0] = Fill::normal().mixed().withoutHuge();
   addCase(s, "matmul.f32.special_17x33x9", special);
 }
@@ -164,15 +168,17 @@ void addConvolution(Suite& s) {
       }
       const std::string call = std::string("%y = prims.convolution(") + (x.view.empty() ? "%x" : "%xv") +
                                ", %w) {dilation = " + listText(c.dilation) + ", groups = " + std::to_string(c.groups) +
-                               ", output_padding = " + listText(c.outputPadding) + ", padding = " + listText(c.padding) +
-                               ", stride = " + listText(c.stride) + ", transposed = " + boolText(c.transposed) + "}";
+                               ", output_padding = " + listText(c.outputPadding) +
+                               ", padding = " + listText(c.padding) + ", stride = " + listText(c.stride) +
+                               ", transposed = " + boolText(c.transposed) + "}";
       const std::string prefix = "convolution." + dt(t) + "." + c.name;
       const int64_t k = convTerms(c);
       addCase(s, prefix + (fl ? "_exact" : ""),
               libraryCase(t, {{"x", x}, {"w", {c.w, ""}}}, call, "%y", exactDotFill(t, k), exact()));
       if (fl)
         addCase(s, prefix,
-                libraryCase(t, {{"x", x}, {"w", {c.w, ""}}}, call, "%y", Fill::normal(), absBound(static_cast<double>(k + 1))));
+                libraryCase(t, {{"x", x}, {"w", {c.w, ""}}}, call, "%y", Fill::normal(),
+                            absBound(static_cast<double>(k + 1))));
     }
   }
 }
@@ -237,11 +243,14 @@ void addAten(Suite& s) {
   const DType t = DType::kF32;
   addCase(s, "matmul.f32.aten_mm_17x33x9",
           {graphText({{"a", "f32[17, 33]"}, {"b", "f32[33, 9]"}}, {"%y = aten.mm(%a, %b)"}, "%y"),
-           {Fill::normal(), Fill::normal()}, absBound(34)});
+           {Fill::normal(), Fill::normal()},
+           absBound(34)});
   // bias: one more term per element
-  addCase(s, "matmul.f32.aten_addmm_17x33x9",
-          {graphText({{"c", "f32[9]"}, {"a", "f32[17, 33]"}, {"b", "f32[33, 9]"}}, {"%y = aten.addmm(%c, %a, %b)"}, "%y"),
-           {Fill::normal(), Fill::normal(), Fill::normal()}, absBound(35)});
+  addCase(
+      s, "matmul.f32.aten_addmm_17x33x9",
+      {graphText({{"c", "f32[9]"}, {"a", "f32[17, 33]"}, {"b", "f32[33, 9]"}}, {"%y = aten.addmm(%c, %a, %b)"}, "%y"),
+       {Fill::normal(), Fill::normal(), Fill::normal()},
+       absBound(35)});
   addCase(s, "matmul.f32.aten_bmm_3x9x17x5_exact",
           {graphText({{"a", "f32[3, 9, 17]"}, {"b", "f32[3, 17, 5]"}}, {"%y = aten.bmm(%a, %b)"}, "%y"),
            {exactDotFill(t, 17), exactDotFill(t, 17)}});
@@ -250,11 +259,13 @@ void addAten(Suite& s) {
                      {"%y = aten.convolution(%x, %w, %b) {dilation = [1, 1], groups = 1, output_padding = [0, 0], "
                       "padding = [1, 1], stride = [2, 2], transposed = false}"},
                      "%y"),
-           {Fill::normal(), Fill::normal(), Fill::normal()}, absBound(29)});
+           {Fill::normal(), Fill::normal(), Fill::normal()},
+           absBound(29)});
   addCase(s, "sdpa.f32.aten_scaled_dot_product_attention_causal",
           {graphText({{"q", "f32[2, 3, 17, 8]"}, {"k", "f32[2, 3, 17, 8]"}, {"v", "f32[2, 3, 17, 8]"}},
                      {"%y = aten.scaled_dot_product_attention(%q, %k, %v, none) {is_causal = true}"}, "%y"),
-           {Fill::normal(), Fill::normal(), Fill::normal()}, sdpaTolerance()});
+           {Fill::normal(), Fill::normal(), Fill::normal()},
+           sdpaTolerance()});
 }
 
 }  // namespace

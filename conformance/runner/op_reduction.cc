@@ -32,11 +32,10 @@ Fill exactSumFill(DType t, int64_t n) {
 
 /// When even +-1 could exceed the exact integers (bf16, long sums): +-1 on about
 /// exactIntegers / 2 of the n elements, zeros elsewhere (over 2x the mean is out of reach).
-std::function<void(std::vector<exec::HostTensor>&)> sparseSigns(DType t, int64_t n) {
+Adjust sparseSigns(DType t, int64_t n) {
   const double density = exactIntegers(t) / 2 / static_cast<double>(std::max<int64_t>(n, 1));
   if (!ir::isFloating(t) || density >= 1) return nullptr;
-  return [density](std::vector<exec::HostTensor>& in) {
-    std::mt19937_64 rng(static_cast<uint64_t>(in[0].numel()) * 104729);
+  return [density](std::vector<exec::HostTensor>& in, std::mt19937_64& rng) {
     std::uniform_real_distribution<double> u(0, 1);
     for (int64_t i = 0; i < in[0].numel(); ++i) in[0].setDouble(i, u(rng) < density ? ((rng() & 1) ? 1.0 : -1.0) : 0.0);
   };
@@ -44,14 +43,13 @@ std::function<void(std::vector<exec::HostTensor>&)> sparseSigns(DType t, int64_t
 
 /// Integer products: odd factors, so the wrapped product stays odd and every factor counts
 /// (even factors drive a wrapped product to 0 within a few terms).
-void oddFactors(std::vector<exec::HostTensor>& in) {
+void oddFactors(std::vector<exec::HostTensor>& in, std::mt19937_64& /*rng*/) {
   for (int64_t& v : in[0].ints()) v = exec::wrapToIntType(v | 1, in[0].dtype());
 }
 
 /// +-1 with an occasional +-2: every partial product is a power of two, exact in any order.
-void plusMinusOne(std::vector<exec::HostTensor>& in) {
+void plusMinusOne(std::vector<exec::HostTensor>& in, std::mt19937_64& rng) {
   exec::HostTensor& a = in[0];
-  std::mt19937_64 rng(static_cast<uint64_t>(a.numel()) * 7919);
   for (int64_t i = 0; i < a.numel(); ++i) {
     const double sign = (rng() & 1) ? -1.0 : 1.0;
     a.setDouble(i, sign * (rng() % 61 == 0 ? 2.0 : 1.0));
@@ -60,8 +58,8 @@ void plusMinusOne(std::vector<exec::HostTensor>& in) {
 
 /// Data in [1, 50] with the group's extreme (100 for max, 0 for min) at the last index of
 /// every reduced dim.
-std::function<void(std::vector<exec::HostTensor>&)> lastExtreme(bool max, std::vector<int64_t> dims) {
-  return [max, dims](std::vector<exec::HostTensor>& in) {
+Adjust lastExtreme(bool max, const std::vector<int64_t>& dims) {
+  return [max, dims](std::vector<exec::HostTensor>& in, std::mt19937_64& /*rng*/) {
     exec::HostTensor& a = in[0];
     const auto strides = a.strides();
     for (int64_t i = 0; i < a.numel(); ++i) {
@@ -76,14 +74,16 @@ std::function<void(std::vector<exec::HostTensor>&)> lastExtreme(bool max, std::v
 }
 
 std::string reduce(const std::string& prim, const std::vector<int64_t>& dims) {
-  if (prim == "argmax" || prim == "argmin") return "%y = prims." + prim + "(%a) {dim = " + std::to_string(dims[0]) + "}";
+  if (prim == "argmax" || prim == "argmin")
+    return "%y = prims." + prim + "(%a) {dim = " + std::to_string(dims[0]) + "}";
   return "%y = prims." + prim + "(%a) {dims = " + listText(dims) + "}";
 }
 
 /// One reduction case of `prim` on `dtype` over `dims` of `shape`, reading the input through
 /// `view` lines (which end in %v) when given.
-OpSpec reductionCase(const std::string& prim, DType t, const std::vector<int64_t>& shape, const std::vector<int64_t>& dims,
-                     Data data, const std::vector<std::string>& view = {}, const std::vector<int64_t>& viewShape = {}) {
+OpSpec reductionCase(const std::string& prim, DType t, const std::vector<int64_t>& shape,
+                     const std::vector<int64_t>& dims, Data data, const std::vector<std::string>& view = {},
+                     const std::vector<int64_t>& viewShape = {}) {
   const std::vector<int64_t>& logical = view.empty() ? shape : viewShape;
   int64_t n = 1;
   for (int64_t d : dims) n *= logical[static_cast<size_t>(d)];
@@ -94,7 +94,7 @@ OpSpec reductionCase(const std::string& prim, DType t, const std::vector<int64_t
   OpSpec spec{graphText({{"a", typeText(t, shape)}}, lines, "%y"), {}};
   const bool fl = ir::isFloating(t);
   if (prim == "sum") {
-    spec.fills = {data == Data::kExact ? exactSumFill(t, n)
+    spec.fills = {data == Data::kExact     ? exactSumFill(t, n)
                   : data == Data::kSpecial ? Fill::normal().mixed().withoutHuge().blockOnly()
                                            : Fill::normal()};
     if (fl && data != Data::kExact) spec.tolerance = absBound(static_cast<double>(std::max<int64_t>(n, 1)));
@@ -111,8 +111,9 @@ OpSpec reductionCase(const std::string& prim, DType t, const std::vector<int64_t
                                     : Fill::fullRange().mixed().blockOnly()};
     if (data == Data::kTies) spec.fills = {t == DType::kBool ? Fill::bools() : Fill::ints(0, 3)};
     if (data == Data::kLastExtreme) {
-      spec.fills = {Fill::ints(1, 50)};
-      spec.adjust = lastExtreme(prim == "amax" || prim == "argmax", dims);
+      const bool max = prim == "amax" || prim == "argmax";
+      spec.fills = {t != DType::kBool ? Fill::ints(1, 50) : max ? Fill::ints(0, 0) : Fill::ints(1, 1)};
+      spec.adjust = lastExtreme(max, dims);
     }
   }
   return spec;
@@ -165,7 +166,7 @@ void addReductionCases(Suite& s) {
         }
         if (!arith && (arg || few))  // many equal extremes: the first index must win
           addCase(s, name + "_ties", reductionCase(prim, t, rank3, dims, Data::kTies));
-        if (!arith && t != DType::kBool && (full || dims.size() == 3))
+        if (!arith && (full || dims.size() == 3))
           addCase(s, name + "_extreme_last", reductionCase(prim, t, rank3, dims, Data::kLastExtreme));
       }
       if (full && (prim == "sum" || prim == "amax"))
@@ -177,7 +178,7 @@ void addReductionCases(Suite& s) {
       for (int64_t n : {int64_t{7}, int64_t{33}, int64_t{1025}, int64_t{65537}}) {
         if (!full && n == 7) continue;
         addCase(s, prefix + "row_" + std::to_string(n), reductionCase(prim, t, {3, n}, {1}, d));
-        if (!arith && t != DType::kBool)
+        if (!arith)
           addCase(s, prefix + "row_" + std::to_string(n) + "_extreme_last",
                   reductionCase(prim, t, {3, n}, {1}, Data::kLastExtreme));
       }
@@ -187,14 +188,16 @@ void addReductionCases(Suite& s) {
         addCase(s, prefix + "empty_kept", reductionCase(prim, t, {0, 5}, {1}, d));
       }
       if (!full && t != DType::kI32) continue;
-      addCase(s, prefix + "size_1_dims", reductionCase(prim, t, {1, 17, 1}, arg ? std::vector<int64_t>{1} : std::vector<int64_t>{0, 1}, d));
+      addCase(s, prefix + "size_1_dims",
+              reductionCase(prim, t, {1, 17, 1}, arg ? std::vector<int64_t>{1} : std::vector<int64_t>{0, 1}, d));
       if (!arg) addCase(s, prefix + "rank_0", reductionCase(prim, t, {}, {}, d));
       // views: the reduction reads transposed and broadcast data
       addCase(s, prefix + "transposed",
               reductionCase(prim, t, {17, 33}, {1}, d, {"%v = prims.permute(%a) {dims = [1, 0]}"}, {33, 17}));
-      addCase(s, prefix + "broadcast",
-              reductionCase(prim, t, {17}, arg ? std::vector<int64_t>{1} : std::vector<int64_t>{0}, d,
-                            {"%v = prims.broadcast_in_dim(%a) {broadcast_dimensions = [1], shape = [9, 17]}"}, {9, 17}));
+      addCase(
+          s, prefix + "broadcast",
+          reductionCase(prim, t, {17}, arg ? std::vector<int64_t>{1} : std::vector<int64_t>{0}, d,
+                        {"%v = prims.broadcast_in_dim(%a) {broadcast_dimensions = [1], shape = [9, 17]}"}, {9, 17}));
       if (fl && prim == "sum")
         addCase(s, prefix + "row_1025_special", reductionCase(prim, t, {3, 1025}, {1}, Data::kSpecial));
     }

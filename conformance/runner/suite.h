@@ -22,7 +22,7 @@ struct CaseContext {
 /// A skip is not a failure: the device does not claim what the case needs.
 struct Outcome {
   enum class Kind { kPass, kFail, kSkip } kind = Kind::kPass;
-  std::string detail;  ///< the failure or the reason for the skip
+  std::string detail;   ///< the failure or the reason for the skip
   double maxError = 0;  ///< numeric cases: the worst error seen ...
   double bound = 0;     ///< ... and the tolerance it was held to (0 and 0 for exact or non-numeric cases)
   static Outcome pass() { return {}; }
