@@ -2,7 +2,10 @@
 // certification report. See docs/conformance.md. This file is the run: select the cases,
 // learn the device (from the first worker), apply the backend's expectations, run the cases
 // (workers.h, or in this process with --jobs 0), print progress, summarize and report.
+#include <unistd.h>
+
 #include <algorithm>
+
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -41,40 +44,64 @@ std::optional<ir::DType> unclaimedNamedDtype(const std::string& name, uint32_t c
   return std::nullopt;
 }
 
-/// The console side of a run: one line per case as it finishes, with counts and an ETA.
+/// The console side of a run. Every case that did not pass (failed, xpass, xfail; skipped
+/// too when an "unsupported" entry made them; every case with --verbose) gets its line with the reason and the rerun
+/// command; between them a progress line with the counts and an ETA, redrawn in place on a
+/// terminal and printed at most every two seconds otherwise (suites have thousands of cases).
 class Progress {
  public:
-  Progress(size_t total, size_t toRun) : total_(total), toRun_(toRun), start_(Clock::now()) {}
+  Progress(size_t total, size_t toRun, bool verbose)
+      : total_(total), toRun_(toRun), verbose_(verbose), tty_(isatty(STDOUT_FILENO)), start_(Clock::now()) {}
 
   void report(const CaseResult& r) {
     ++shown_;
     ++counts_[static_cast<int>(r.status)];
     ranDone_ += r.ran;
-    const double elapsed = std::chrono::duration<double>(Clock::now() - start_).count();
-    const double eta = ranDone_ ? elapsed / static_cast<double>(ranDone_) * static_cast<double>(toRun_ - ranDone_) : 0;
-    std::printf("[%zu/%zu] %-44s %-7s %8.1f ms   (%d passed, %d failed, %d skipped, %d xfail, %d xpass; ETA %.0f s)\n",
-                shown_, total_, r.c->name.c_str(), statusName(r.status), r.ms, counts_[0], counts_[1], counts_[2],
-                counts_[3], counts_[4], eta);
-    switch (r.status) {
-      case CaseStatus::kFailed: std::printf("    %s\n    rerun: %s\n", r.error.c_str(), r.rerun.c_str()); break;
-      case CaseStatus::kXpass:
-        std::printf(
-            "    passed, but listed as an expected failure (%s): remove it from the xfail list\n    rerun: %s\n",
-            r.expectation.c_str(), r.rerun.c_str());
-        break;
-      case CaseStatus::kXfail:
-        std::printf("    expected failure (%s): %s\n", r.expectation.c_str(), r.error.c_str());
-        break;
-      case CaseStatus::kSkipped: std::printf("    %s\n", r.error.c_str()); break;
-      case CaseStatus::kPassed: break;
+    // Skips for an unclaimed dtype can number thousands; an "unsupported" entry's are shown.
+    const bool notable =
+        r.status != CaseStatus::kPassed && (r.status != CaseStatus::kSkipped || !r.expectation.empty());
+    if (notable || verbose_) {
+      clearLine();
+      std::printf("[%zu/%zu] %-44s %-7s %8.1f ms\n", shown_, total_, r.c->name.c_str(), statusName(r.status), r.ms);
+      switch (r.status) {
+        case CaseStatus::kFailed: std::printf("    %s\n    rerun: %s\n", r.error.c_str(), r.rerun.c_str()); break;
+        case CaseStatus::kXpass:
+          std::printf(
+              "    passed, but listed as an expected failure (%s): remove it from the xfail list\n    rerun: %s\n",
+              r.expectation.c_str(), r.rerun.c_str());
+          break;
+        case CaseStatus::kXfail:
+          std::printf("    expected failure (%s): %s\n", r.expectation.c_str(), r.error.c_str());
+          break;
+        case CaseStatus::kSkipped: std::printf("    %s\n", r.error.c_str()); break;
+        case CaseStatus::kPassed: break;
+      }
+    }
+    const auto now = Clock::now();
+    if (shown_ == total_ || tty_ || now - lastLine_ > std::chrono::seconds(2)) {
+      lastLine_ = now;
+      const double elapsed = std::chrono::duration<double>(now - start_).count();
+      const double eta =
+          ranDone_ ? elapsed / static_cast<double>(ranDone_) * static_cast<double>(toRun_ - ranDone_) : 0;
+      const size_t width = 24, filled = total_ ? width * shown_ / total_ : width;
+      clearLine();
+      std::printf("[%zu/%zu] |%s%s| %d passed, %d failed, %d skipped, %d xfail, %d xpass; ETA %.0f s%s", shown_, total_,
+                  std::string(filled, '#').c_str(), std::string(width - filled, '.').c_str(), counts_[0], counts_[1],
+                  counts_[2], counts_[3], counts_[4], eta, tty_ && shown_ < total_ ? "" : "\n");
+      open_ = tty_ && shown_ < total_;
     }
     std::fflush(stdout);
   }
 
  private:
+  void clearLine() {
+    if (open_) std::printf("\r\033[K");
+    open_ = false;
+  }
   size_t total_, toRun_, shown_ = 0, ranDone_ = 0;
+  bool verbose_, tty_, open_ = false;
   int counts_[5] = {};
-  Clock::time_point start_;
+  Clock::time_point start_, lastLine_{};
 };
 
 /// The case's outcome under the expectations: an xfail entry turns a failure into xfail and
@@ -197,7 +224,7 @@ int run(const Options& o) {
                    : "this process (--jobs 0: no time limit, no crash isolation)");
   std::fflush(stdout);
 
-  Progress progress(selected.size(), toRun.size());
+  Progress progress(selected.size(), toRun.size(), o.verbose);
   for (size_t i = 0, k = 0; i < results.size(); ++i)  // the skips first: they are known already
     if (k < toRunIndex.size() && toRunIndex[k] == i)
       ++k;

@@ -6,7 +6,7 @@ namespace plugsdk::conformance {
 const char* const kUsage =
     "usage: plugsdk-conformance --plugin NAME|PATH.so [--device N] [--tier T1,T2] [--filter TEXT]\n"
     "                           [--seed N] [--jobs N] [--timeout SECONDS] [--expectations FILE]\n"
-    "                           [--report DIR] [--list]\n";
+    "                           [--report DIR] [--list] [--verbose]\n";
 
 namespace {
 
@@ -32,6 +32,10 @@ StatusOr<Options> parseOptions(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     if (a == "--list") {
       o.list = true;
+      continue;
+    }
+    if (a == "--verbose") {
+      o.verbose = true;
       continue;
     }
     if (a == "--worker") {

@@ -19,7 +19,8 @@ struct Options {
   int jobs = -1;  ///< -1: from the expectations file (else 1); 0: every case in this process
   int timeoutS = 120;
   bool list = false;
-  bool worker = false;  ///< hidden: this process is a worker of a parent run (workers.h)
+  bool verbose = false;  ///< a line for every case, not only those that did not pass
+  bool worker = false;   ///< hidden: this process is a worker of a parent run (workers.h)
 };
 
 /// The options in argv[1..]; an error (the caller prints it with kUsage and exits 2) for an

@@ -55,6 +55,10 @@ class Suite {
 /// The ABI tier (abi_cases.cc): capabilities, memory, streams and events, error paths.
 void addAbiCases(Suite& suite);
 
+/// The op tier (op_*.cc): every prim and library op, every dtype, edge values, views and
+/// sizes across tile boundaries, against the reference under the documented tolerances.
+void addOpCases(Suite& suite);
+
 /// The model tier (model_cases.cc): the conformance/models graphs vs the reference executor.
 void addModelCases(Suite& suite);
 
@@ -68,6 +72,7 @@ void addDynamicCases(Suite& suite);
 inline Suite makeSuite() {
   Suite s;
   addAbiCases(s);
+  addOpCases(s);
   addFusionCases(s);
   addModelCases(s);
   addDynamicCases(s);

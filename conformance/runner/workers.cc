@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <map>
@@ -115,12 +116,11 @@ std::string deathCause(int status) {
 Outcome decodeResult(const std::vector<std::string>& f) {
   if (f.size() != 6 || f[1].size() != 1) return Outcome::fail("the worker sent a malformed result");
   Outcome o = f[1] == "p" ? Outcome::pass() : f[1] == "s" ? Outcome::skip(f[5]) : Outcome::fail(f[5]);
-  try {
-    o.maxError = std::stod(f[2]);
-    o.bound = std::stod(f[3]);
-  } catch (const std::exception&) {
-    return Outcome::fail("the worker sent a malformed result");
-  }
+  // strtod, not stod: stod throws on a denormal (ERANGE), and an error bound may be one.
+  char *end2 = nullptr, *end3 = nullptr;
+  o.maxError = std::strtod(f[2].c_str(), &end2);
+  o.bound = std::strtod(f[3].c_str(), &end3);
+  if (f[2].empty() || f[3].empty() || *end2 || *end3) return Outcome::fail("the worker sent a malformed result");
   if (o.kind == Outcome::Kind::kPass) o.detail = f[5];
   return o;
 }

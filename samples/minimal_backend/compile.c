@@ -311,7 +311,8 @@ static plugsdk_error_t* check_body(checker_t* c, size_t first, size_t end, bool 
     }
     c->stmt = i;
     if (in_loop) return fail(c, "nested loops are not supported");
-    if (s->num_loop_sizes == 0 || !s->loop_sizes) return fail(c, "loop without sizes");
+    /* rank 0 is one iteration: the core emits it for a reduction over no dims */
+    if (s->num_loop_sizes > 0 && !s->loop_sizes) return fail(c, "loop without sizes");
     if (s->body_count > end - i - 1)
       return fail(c, "loop body of %u statements runs past the kernel's end", s->body_count);
     mb_stmt_t* d = &c->exe->stmts[i];
