@@ -145,7 +145,7 @@ StatusOr<std::vector<exec::HostTensor>> runOnDevice(const plugin::Device& device
   const compile::CompileOptions opts = options ? *options : plugin::optionsFor(device.caps());
   ASSIGN_OR_RETURN(compile::Compiled c, compile::compileGraph(ctx, g, opts));
   ASSIGN_OR_RETURN(auto program, plugin::DeviceProgram::compile(device, c.program));
-  ASSIGN_OR_RETURN(std::vector<exec::HostTensor> out, program->run(inputs));
+  ASSIGN_OR_RETURN(std::vector<exec::HostTensor> out, program->run(inputs, {.poison = true}));
   if (compiled) *compiled = std::move(c);
   return out;
 }

@@ -53,7 +53,8 @@ std::vector<exec::HostTensor> randomInputs(const ir::Graph& g, uint64_t seed,
                                            const std::map<std::string, int64_t>& sizes = {});
 
 /// Compiles g for the device (optionsFor its capabilities, unless `options` is given) and
-/// runs it there. `compiled`, when given, receives the prim graph, program and schedule stats.
+/// runs it there, its outputs and temporaries poisoned first (RunOptions::poison). `compiled`, when given, receives the
+/// prim graph, program and schedule stats.
 StatusOr<std::vector<exec::HostTensor>> runOnDevice(const plugin::Device& device, const ir::Context& ctx,
                                                     const ir::Graph& g, const std::vector<exec::HostTensor>& inputs,
                                                     const compile::CompileOptions* options = nullptr,

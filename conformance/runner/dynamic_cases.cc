@@ -38,7 +38,7 @@ Outcome runDynamicCase(const CaseContext& c, const DynamicCase& dc, const std::s
   for (size_t k = 0; k < dc.sizes.size(); ++k) {
     const std::vector<exec::HostTensor> inputs = randomInputs(*g, c.seed + k, dc.sizes[k]);
     const std::string at = "at " + sizesText(dc.sizes[k]) + ": ";
-    auto got = (*program)->run(inputs);
+    auto got = (*program)->run(inputs, {.poison = true});
     if (!got.isOk()) return Outcome::fail(at + got.status().toString());
     auto want = exec::ReferenceExecutor(ctx).run(*g, inputs);
     if (!want.isOk()) return Outcome::fail(at + "the reference executor failed: " + want.status().toString());

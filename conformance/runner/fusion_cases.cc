@@ -65,7 +65,7 @@ Outcome runFusionCase(const CaseContext& c, const FusionCase& fc, const std::str
   auto program = plugin::DeviceProgram::compile(c.device, compiled->program);
   if (!program.isOk()) return Outcome::of(program.status());
   const std::vector<exec::HostTensor> inputs = randomInputs(*g, c.seed);
-  auto got = (*program)->run(inputs);
+  auto got = (*program)->run(inputs, {.poison = true});
   if (!got.isOk()) return Outcome::of(got.status());
   auto want = exec::ReferenceExecutor(ctx).run(*g, inputs);
   if (!want.isOk()) return Outcome::fail("the reference executor failed: " + want.status().toString());

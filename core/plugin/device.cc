@@ -156,6 +156,21 @@ Status Device::upload(const DeviceBuffer& dst, uint64_t offset, const void* src,
   return check(api().buffer_copy(&a), "buffer_copy (host to device)");
 }
 
+Status Device::fill(const DeviceBuffer& dst, uint64_t offset, uint64_t bytes, uint8_t byte) const {
+  if (bytes == 0) return Status::ok();
+  auto held = lock();
+  plugsdk_buffer_fill_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = client_;
+  a.stream = stream_;
+  a.buffer = dst.handle();
+  a.offset = offset;
+  a.bytes = bytes;
+  a.pattern[0] = byte;
+  a.pattern_bytes = 1;
+  return check(api().buffer_fill(&a), "buffer_fill");
+}
+
 Status Device::download(const DeviceBuffer& src, uint64_t offset, void* dst, uint64_t bytes) const {
   auto held = lock();
   plugsdk_buffer_copy_args_t a{};

@@ -97,6 +97,8 @@ class Device {
   StatusOr<DeviceBuffer> allocate(uint64_t bytes) const;
   Status upload(const DeviceBuffer& dst, uint64_t offset, const void* src, uint64_t bytes) const;
   Status download(const DeviceBuffer& src, uint64_t offset, void* dst, uint64_t bytes) const;
+  /// Sets `bytes` bytes from `offset` to `byte`, queued on the device's stream.
+  Status fill(const DeviceBuffer& dst, uint64_t offset, uint64_t bytes, uint8_t byte) const;
   /// Waits for everything queued on the device's stream.
   Status synchronize() const;
 

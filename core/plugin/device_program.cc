@@ -271,11 +271,17 @@ StatusOr<std::string> inputBytes(const sched::Program& p, const sched::ProgramIn
 
 }  // namespace
 
-StatusOr<std::vector<exec::HostTensor>> DeviceProgram::run(const std::vector<exec::HostTensor>& inputs) const {
+StatusOr<std::vector<exec::HostTensor>> DeviceProgram::run(const std::vector<exec::HostTensor>& inputs,
+                                                           const RunOptions& options) const {
   const sched::Program& p = program_;
   ASSIGN_OR_RETURN(Symbols s, sched::bindInputs(p, inputs));
   auto held = device_.lock();  // one run at a time per client (the ABI's threading rule)
   ASSIGN_OR_RETURN(Placement pl, place(device_, p, s));
+  if (options.poison) {
+    RETURN_IF_ERROR(device_.fill(pl.arena, 0, pl.arena.bytes(), 0xff));
+    for (const DeviceBuffer& b : pl.own)
+      if (b.handle()) RETURN_IF_ERROR(device_.fill(b, 0, b.bytes(), 0xff));  // inputs are uploaded over it
+  }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const sched::ProgramInput& in = p.inputs[i];
     ASSIGN_OR_RETURN(std::string bytes, inputBytes(p, in, inputs[i], s));

@@ -21,6 +21,13 @@ namespace plugsdk::plugin {
 /// limit, and the library ops it does not implement expanded into loop kernels.
 compile::CompileOptions optionsFor(const DeviceCaps& caps, compile::CompileOptions base = {});
 
+struct RunOptions {
+  /// Fill the outputs and the temporaries' arena with 0xff bytes (NaN in every float dtype,
+  /// -1 in the integers) before the first launch, so that an element a device never writes
+  /// cannot pass for a correct 0 (the conformance suite runs this way).
+  bool poison = false;
+};
+
 class DeviceProgram {
  public:
   /// Compiles `program` (scheduled with optionsFor(device.caps())) for `device`, which must
@@ -32,7 +39,8 @@ class DeviceProgram {
 
   /// Runs on logical (contiguous) inputs; returns the outputs. Thread-safe: runs from several
   /// threads take turns on the device's client.
-  StatusOr<std::vector<exec::HostTensor>> run(const std::vector<exec::HostTensor>& inputs) const;
+  StatusOr<std::vector<exec::HostTensor>> run(const std::vector<exec::HostTensor>& inputs,
+                                              const RunOptions& options = {}) const;
 
   const sched::Program& program() const { return program_; }
   /// The plugin's compiler log of every executable ("" when it has nothing to say).

@@ -182,8 +182,12 @@ static plugsdk_error_t* buffer_copy(plugsdk_buffer_copy_args_t* a) {
   return NULL;
 }
 static plugsdk_error_t* buffer_fill(plugsdk_buffer_fill_args_t* a) {
-  (void)a;
-  return fail(PLUGSDK_CODE_UNIMPLEMENTED, "buffer_fill: not in this test plugin");
+  MAYBE_FAIL("buffer_fill");
+  if (!a->buffer || a->pattern_bytes == 0 || a->pattern_bytes > 8 || a->bytes % a->pattern_bytes ||
+      a->offset + a->bytes > a->buffer->bytes)
+    return fail(PLUGSDK_CODE_INVALID_ARGUMENT, "buffer_fill: bad arguments");
+  for (uint64_t i = 0; i < a->bytes; ++i) a->buffer->data[a->offset + i] = a->pattern[i % a->pattern_bytes];
+  return NULL;
 }
 static plugsdk_stream_t the_stream;
 static plugsdk_error_t* stream_create(plugsdk_stream_create_args_t* a) {
