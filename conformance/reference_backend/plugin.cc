@@ -7,9 +7,10 @@
 //  - kernels: decoded from the ABI encoding (plugin::decodeKernel) and run by the kernel
 //    interpreter (kernel::runKernel) over HostTensors read from and written back to the
 //    buffers' bytes (exec::decodeElements / encodeElements): float64 inside a kernel, rounded
-//    to the argument's dtype only where it is stored;
-//  - library ops: none claimed; the core expands matmul, convolution and sdpa into loop
-//    kernels, which then run here like every other kernel;
+//    to the argument's dtype only where it is stored (run.cc);
+//  - library ops (matmul, convolution, sdpa): the prims' reference kernels on gathered
+//    strided operands, then the fused epilogue kernel (library.cc); the client option
+//    "library=none" claims none, so the core expands them into loop kernels instead;
 //  - memory is host memory, streams run their work when it is queued, events are always
 //    complete.
 #include <unistd.h>
@@ -20,15 +21,14 @@
 #include <string>
 #include <vector>
 
-#include "core/exec/tensor_bytes.h"
-#include "core/kernel/interpreter.h"
+#include "conformance/reference_backend/reference.h"
 #include "core/plugin/kernel_encoding.h"
 #include "plugsdk/plugsdk.hpp"
 
 namespace {
 
 namespace sdk = plugsdk::sdk;
-using plugsdk::exec::HostTensor;
+namespace ref = plugsdk::reference;
 
 struct RefBuffer : sdk::Buffer {
   std::vector<uint8_t> data;
@@ -39,13 +39,13 @@ struct RefEvent : sdk::Event {};
 
 struct RefExecutable : sdk::Executable {
   plugsdk::kernel::Kernel kernel;
-  std::vector<std::string> symbols;  // the encoding's order: launch's symbol_values follow it
+  std::vector<std::string> symbols;          // the encoding's order: launch's symbol_values follow it
+  std::optional<ref::LibraryPlan> library;  // a library call (kernel and symbols unused)
 };
 
 /// A core Status as the SDK's (the two code enums have the ABI's values; sdk_abi_test checks).
-sdk::Status toSdk(const plugsdk::Status& s, sdk::Code failed) {
-  if (s.isOk()) return sdk::Status::ok();
-  return sdk::Status(failed == sdk::Code::kOk ? static_cast<sdk::Code>(s.code()) : failed, s.message());
+sdk::Status toSdk(const plugsdk::Status& s) {
+  return s.isOk() ? sdk::Status::ok() : sdk::Status(static_cast<sdk::Code>(s.code()), s.message());
 }
 
 uint64_t hostMemoryBytes() {
@@ -53,15 +53,18 @@ uint64_t hostMemoryBytes() {
   return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : uint64_t{1} << 32;
 }
 
-/// Whether element i of `a` differs from element i of `b` in any bit (a NaN that stays NaN,
-/// or 0.0 that stays 0.0, is unchanged; -0.0 after 0.0 is a change).
-bool changed(const HostTensor& a, const HostTensor& b, size_t i) {
-  if (!a.isFloating()) return a.ints()[i] != b.ints()[i];
-  return std::memcmp(&a.doubles()[i], &b.doubles()[i], sizeof(double)) != 0;
-}
-
 class ReferenceBackend : public sdk::Backend<RefBuffer, RefStream, RefEvent, RefExecutable> {
  public:
+  /// Options: "library=all" (the default: matmul, convolution and sdpa, with epilogues on
+  /// the first two, as the minimal sample) or "library=none".
+  sdk::Status initialize(const sdk::Options& options) override {
+    const std::string library = options.get("library", "all");
+    if (library != "all" && library != "none")
+      return sdk::invalidArgument("option library: '" + library + "' is not all or none");
+    libraryOps_ = library == "all" ? PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA : 0;
+    return sdk::Status::ok();
+  }
+
   sdk::StatusOr<sdk::DeviceCount> deviceCount() override { return sdk::DeviceCount{1, ""}; }
 
   sdk::StatusOr<sdk::DeviceInfo> deviceInfo(uint32_t) override {
@@ -71,8 +74,8 @@ class ReferenceBackend : public sdk::Backend<RefBuffer, RefStream, RefEvent, Ref
     d.memoryKinds = PLUGSDK_MEMORY_HOST | PLUGSDK_MEMORY_SHARED;
     d.memoryBytes = hostMemoryBytes();
     d.maxBufferBytes = d.memoryBytes;
-    d.libraryOps = 0;  // matmul, convolution and sdpa arrive as loop kernels (README.md)
-    d.epilogueOps = 0;
+    d.libraryOps = libraryOps_;
+    d.epilogueOps = libraryOps_ & (PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION);
     d.maxKernelStmts = 0;  // no limit
     d.fusesHorizontal = true;
     d.fusesReductionEpilogue = true;
@@ -113,68 +116,47 @@ class ReferenceBackend : public sdk::Backend<RefBuffer, RefStream, RefEvent, Ref
   sdk::StatusOr<std::unique_ptr<RefExecutable>> compileKernel(uint32_t, const sdk::KernelView& k,
                                                               std::string_view) override {
     plugsdk::StatusOr<plugsdk::kernel::Kernel> decoded = plugsdk::plugin::decodeKernel(k.raw());
-    if (!decoded.isOk()) return toSdk(decoded.status().withContext("compile_kernel"), sdk::Code::kInvalidArgument);
+    if (!decoded.isOk()) return toSdk(decoded.status().withContext("compile_kernel"));
     auto e = std::make_unique<RefExecutable>();
     e->kernel = std::move(*decoded);
     for (size_t i = 0; i < k.numSymbols(); ++i) e->symbols.emplace_back(k.symbol(i));
     return e;
   }
 
+  sdk::StatusOr<std::unique_ptr<RefExecutable>> compileLibrary(const sdk::LibraryCall& c) override {
+    if ((libraryOps_ & c.op) == 0) return sdk::unimplemented("compile_library: this client claims no library ops");
+    std::vector<std::string> symbols(c.symbols.begin(), c.symbols.end());
+    plugsdk::StatusOr<ref::LibraryPlan> plan = ref::planLibrary(
+        *ctx_, c.op, std::string(c.attributes), {c.inputs.begin(), c.inputs.end()},
+        {c.outputs.begin(), c.outputs.end()}, {c.indexPool.begin(), c.indexPool.end()}, symbols,
+        c.epilogue ? &c.epilogue->raw() : nullptr);
+    if (!plan.isOk()) return toSdk(plan.status().withContext("compile_library"));
+    auto e = std::make_unique<RefExecutable>();
+    e->library = std::move(*plan);
+    return e;
+  }
+
   sdk::Status launch(const Launch& l) override {
     const RefExecutable& x = l.executable;
-    const plugsdk::kernel::Kernel& k = x.kernel;
-    if (l.buffers.size() != k.args.size() || l.symbolValues.size() != x.symbols.size())
-      return sdk::invalidArgument("launch: kernel @" + k.name + " takes " + std::to_string(k.args.size()) +
-                                  " buffers and " + std::to_string(x.symbols.size()) + " symbol values");
+    std::vector<ref::Bytes> buffers;
+    for (size_t i = 0; i < l.buffers.size(); ++i) {
+      RefBuffer* b = l.buffers[i];  // NULL: an absent library input, or output 0 under an epilogue
+      if (b) buffers.push_back({true, b->data.data() + l.offsets[i], b->data.size() - l.offsets[i]});
+      else buffers.emplace_back();
+    }
+    if (x.library) {
+      const std::vector<int64_t> values(l.symbolValues.begin(), l.symbolValues.end());
+      return toSdk(ref::runLibrary(*ctx_, kernels_, *x.library, buffers, values).withContext("launch"));
+    }
     std::map<std::string, int64_t> symbols;
-    for (size_t i = 0; i < x.symbols.size(); ++i) symbols[x.symbols[i]] = l.symbolValues[i];
-
-    // Each argument sees its buffer from its offset to the end, as the core's interpreter
-    // sees a flat buffer: an index past that is the interpreter's bounds error.
-    std::vector<HostTensor> args, before;
-    std::vector<HostTensor*> ptrs;
-    args.reserve(k.args.size());
-    for (size_t i = 0; i < k.args.size(); ++i) {
-      const RefBuffer& b = *l.buffers[i];
-      const auto size = static_cast<uint64_t>(plugsdk::ir::dtypeSize(k.args[i].dtype));
-      const uint64_t n = (b.data.size() - l.offsets[i]) / size;
-      args.push_back(plugsdk::exec::decodeElements(k.args[i].dtype, {static_cast<int64_t>(n)},
-                                                   b.data.data() + l.offsets[i]));
-    }
-    before = args;
-    for (HostTensor& t : args) ptrs.push_back(&t);
-    // Arguments were checked when the kernel was decoded: what fails now is an access out of
-    // range or a failed CHECK, which the ABI reports as OUT_OF_RANGE.
-    sdk::Status s = toSdk(plugsdk::kernel::runKernel(k, ptrs, symbols), sdk::Code::kOutOfRange);
-    if (!s.isOk()) return s.withContext("launch");
-
-    // Only the elements the kernel changed go back: arguments may share a buffer (the
-    // memory plan's arena), and bytes the kernel did not store keep their exact pattern.
-    for (size_t i = 0; i < k.args.size(); ++i) {
-      if (!k.args[i].written) continue;
-      const HostTensor &now = args[i], &was = before[i];
-      const size_t size = static_cast<size_t>(plugsdk::ir::dtypeSize(k.args[i].dtype));
-      uint8_t* base = l.buffers[i]->data.data() + l.offsets[i];
-      for (size_t e = 0; e < static_cast<size_t>(now.numel());) {
-        if (!changed(now, was, e)) {
-          ++e;
-          continue;
-        }
-        size_t end = e + 1;  // a run of changed elements, encoded at once
-        while (end < static_cast<size_t>(now.numel()) && changed(now, was, end)) ++end;
-        HostTensor run(now.dtype(), {static_cast<int64_t>(end - e)});
-        for (size_t j = e; j < end; ++j) {
-          if (now.isFloating())
-            run.doubles()[j - e] = now.doubles()[j];
-          else
-            run.ints()[j - e] = now.ints()[j];
-        }
-        plugsdk::exec::encodeElements(run, base + e * size);
-        e = end;
-      }
-    }
-    return sdk::Status::ok();
+    for (size_t i = 0; i < x.symbols.size() && i < l.symbolValues.size(); ++i) symbols[x.symbols[i]] = l.symbolValues[i];
+    return toSdk(ref::runKernelOn(x.kernel, buffers, std::nullopt, nullptr, symbols).withContext("launch"));
   }
+
+ private:
+  uint32_t libraryOps_ = 0;
+  std::shared_ptr<const plugsdk::ir::Context> ctx_ = plugsdk::ir::makeDefaultContext();
+  plugsdk::exec::RefKernelTable kernels_ = plugsdk::exec::makeReferenceKernels();
 };
 
 }  // namespace
