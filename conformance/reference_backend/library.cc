@@ -90,7 +90,8 @@ StatusOr<std::vector<int64_t>> evalAll(const std::vector<plugsdk_index_expr_t>& 
                                        const std::vector<plugsdk_index_insn_t>& pool, sdk::Span<const int64_t> syms) {
   std::vector<int64_t> out;
   for (plugsdk_index_expr_t e : es) {
-    sdk::StatusOr<int64_t> v = sdk::evalIndex(sdk::Span<const plugsdk_index_insn_t>(pool), e, sdk::IndexEnv{{}, {}, syms});
+    sdk::StatusOr<int64_t> v =
+        sdk::evalIndex(sdk::Span<const plugsdk_index_insn_t>(pool), e, sdk::IndexEnv{{}, {}, syms});
     if (!v.isOk()) return invalidArgument(v.status().message());
     out.push_back(*v);
   }
@@ -150,8 +151,8 @@ StatusOr<ir::AttrMap> parseAttributes(const std::string& text) {
 StatusOr<LibraryPlan> planLibrary(const ir::Context& ctx, uint32_t op, const std::string& attributes,
                                   const std::vector<plugsdk_tensor_desc_t>& inputs,
                                   const std::vector<plugsdk_tensor_desc_t>& outputs,
-                                  const std::vector<plugsdk_index_insn_t>& pool, const std::vector<std::string>& symbols,
-                                  const plugsdk_kernel_t* epilogue) {
+                                  const std::vector<plugsdk_index_insn_t>& pool,
+                                  const std::vector<std::string>& symbols, const plugsdk_kernel_t* epilogue) {
   LibraryPlan p;
   for (const char* name : {"prims.matmul", "prims.convolution", "prims.sdpa"})
     if (plugin::libraryOpBit(name) == op) p.op = name;

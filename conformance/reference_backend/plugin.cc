@@ -39,7 +39,7 @@ struct RefEvent : sdk::Event {};
 
 struct RefExecutable : sdk::Executable {
   plugsdk::kernel::Kernel kernel;
-  std::vector<std::string> symbols;          // the encoding's order: launch's symbol_values follow it
+  std::vector<std::string> symbols;         // the encoding's order: launch's symbol_values follow it
   std::optional<ref::LibraryPlan> library;  // a library call (kernel and symbols unused)
 };
 
@@ -126,10 +126,10 @@ class ReferenceBackend : public sdk::Backend<RefBuffer, RefStream, RefEvent, Ref
   sdk::StatusOr<std::unique_ptr<RefExecutable>> compileLibrary(const sdk::LibraryCall& c) override {
     if ((libraryOps_ & c.op) == 0) return sdk::unimplemented("compile_library: this client claims no library ops");
     std::vector<std::string> symbols(c.symbols.begin(), c.symbols.end());
-    plugsdk::StatusOr<ref::LibraryPlan> plan = ref::planLibrary(
-        *ctx_, c.op, std::string(c.attributes), {c.inputs.begin(), c.inputs.end()},
-        {c.outputs.begin(), c.outputs.end()}, {c.indexPool.begin(), c.indexPool.end()}, symbols,
-        c.epilogue ? &c.epilogue->raw() : nullptr);
+    plugsdk::StatusOr<ref::LibraryPlan> plan =
+        ref::planLibrary(*ctx_, c.op, std::string(c.attributes), {c.inputs.begin(), c.inputs.end()},
+                         {c.outputs.begin(), c.outputs.end()}, {c.indexPool.begin(), c.indexPool.end()}, symbols,
+                         c.epilogue ? &c.epilogue->raw() : nullptr);
     if (!plan.isOk()) return toSdk(plan.status().withContext("compile_library"));
     auto e = std::make_unique<RefExecutable>();
     e->library = std::move(*plan);
@@ -141,15 +141,18 @@ class ReferenceBackend : public sdk::Backend<RefBuffer, RefStream, RefEvent, Ref
     std::vector<ref::Bytes> buffers;
     for (size_t i = 0; i < l.buffers.size(); ++i) {
       RefBuffer* b = l.buffers[i];  // NULL: an absent library input, or output 0 under an epilogue
-      if (b) buffers.push_back({true, b->data.data() + l.offsets[i], b->data.size() - l.offsets[i]});
-      else buffers.emplace_back();
+      if (b)
+        buffers.push_back({true, b->data.data() + l.offsets[i], b->data.size() - l.offsets[i]});
+      else
+        buffers.emplace_back();
     }
     if (x.library) {
       const std::vector<int64_t> values(l.symbolValues.begin(), l.symbolValues.end());
       return toSdk(ref::runLibrary(*ctx_, kernels_, *x.library, buffers, values).withContext("launch"));
     }
     std::map<std::string, int64_t> symbols;
-    for (size_t i = 0; i < x.symbols.size() && i < l.symbolValues.size(); ++i) symbols[x.symbols[i]] = l.symbolValues[i];
+    for (size_t i = 0; i < x.symbols.size() && i < l.symbolValues.size(); ++i)
+      symbols[x.symbols[i]] = l.symbolValues[i];
     return toSdk(ref::runKernelOn(x.kernel, buffers, std::nullopt, nullptr, symbols).withContext("launch"));
   }
 

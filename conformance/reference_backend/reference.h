@@ -65,8 +65,8 @@ StatusOr<ir::AttrMap> parseAttributes(const std::string& text);
 StatusOr<LibraryPlan> planLibrary(const ir::Context& ctx, uint32_t op, const std::string& attributes,
                                   const std::vector<plugsdk_tensor_desc_t>& inputs,
                                   const std::vector<plugsdk_tensor_desc_t>& outputs,
-                                  const std::vector<plugsdk_index_insn_t>& pool, const std::vector<std::string>& symbols,
-                                  const plugsdk_kernel_t* epilogue);
+                                  const std::vector<plugsdk_index_insn_t>& pool,
+                                  const std::vector<std::string>& symbols, const plugsdk_kernel_t* epilogue);
 
 /// Runs a planned call: buffers in launch order (inputs, outputs, then the epilogue's
 /// non-accumulator arguments; data NULL for an absent input and, under an epilogue, output 0).

@@ -1,6 +1,7 @@
 // Kernels over buffer bytes: decode each argument to the reference's float64 / int64
 // elements, run the core's kernel interpreter, write back what changed (see reference.h).
-#include <cstring>
+#include <bit>
+#include <cstdint>
 
 #include "conformance/reference_backend/reference.h"
 #include "core/exec/tensor_bytes.h"
@@ -14,7 +15,7 @@ using exec::HostTensor;
 /// Whether element i differs in any bit (NaN staying NaN is no change; 0.0 -> -0.0 is one).
 bool changed(const HostTensor& a, const HostTensor& b, size_t i) {
   if (!a.isFloating()) return a.ints()[i] != b.ints()[i];
-  return std::memcmp(&a.doubles()[i], &b.doubles()[i], sizeof(double)) != 0;
+  return std::bit_cast<uint64_t>(a.doubles()[i]) != std::bit_cast<uint64_t>(b.doubles()[i]);
 }
 
 }  // namespace

@@ -54,6 +54,32 @@ def test_reference_plugin_is_certified_for_every_tier(tmp_path: pathlib.Path):
     assert {"abi", "model"} <= {c["tier"] for c in rep["cases"]}
 
 
+@pytest.mark.parametrize("model", ["mlp.f64", "gpt2_block.f64"])
+def test_reference_plugin_library_calls_and_loop_forms_agree(tmp_path: pathlib.Path, model: str):
+    # the model tier runs the reference plugin's library calls (matmul, sdpa with their
+    # epilogues); its option library=none makes the core expand them into loop kernels. Both
+    # must give the built-in reference executor's numbers (plugsdk run --backend reference).
+    graph = HERE.parents[0] / "models" / f"{model}.pgraph"
+    plugin = BUILD / "plugins" / "libplugsdk_reference.so"
+    outs = {}
+    for name, backend in [("builtin", ["--backend", "reference"]),
+                          ("library", ["--backend", str(plugin)]),
+                          ("loops", ["--backend", str(plugin), "--backend-options", "library=none"])]:
+        r = subprocess.run([str(CLI), "run", str(graph), *backend, "--seed", "3", "--save", str(tmp_path / name),
+                            "--quiet"], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stdout + r.stderr
+        outs[name] = np.load(tmp_path / name / "out.npy")
+        if name != "builtin":
+            calls = re.search(r"\((\d+) kernels, (\d+) library calls\)", r.stdout)
+            assert calls and (int(calls[2]) > 0) == (name == "library"), r.stdout
+    want = outs["builtin"]
+    assert np.isfinite(want).all()
+    scale = max(1.0, float(np.abs(want).max()))
+    for name in ("library", "loops"):
+        assert outs[name].shape == want.shape
+        assert float(np.abs(outs[name] - want).max()) <= 1e-12 * scale, name
+
+
 def test_broken_tile_fails_the_model_tier(tmp_path: pathlib.Path):
     r = run("--plugin", str(BROKEN_TILE), "--tier", "model", "--report", str(tmp_path))
     assert r.returncode == 1, r.stdout + r.stderr
@@ -104,8 +130,9 @@ def casts_on(plugin_dir: pathlib.Path, backend: str, x: np.ndarray, tmp_path: pa
                         "--save", str(work / "out"), "--quiet"], capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stdout + r.stderr
     h = np.load(work / "out" / "h.npy")
-    b = np.load(work / "out" / "b.npy")
-    return h.view(np.uint16), b.view(np.uint16)
+    b = np.load(work / "out" / "b.npy")  # bf16 has no NumPy dtype: saved as (exact) f32
+    assert h.dtype == np.float16 and b.dtype == np.float32
+    return h.view(np.uint16), (b.view(np.uint32) >> 16).astype(np.uint16)
 
 
 def bf16_bits(x: np.ndarray, mode: str) -> np.ndarray:

@@ -574,15 +574,19 @@ static plugsdk_error_t* run_loop(run_t* r, size_t at) {
   for (uint32_t d = 0; d < rank; ++d) {
     r->sizes[d] = eval_index(r, x->loop_sizes[loop->first_loop_size + d]);
     if (r->sizes[d] < 0) return fail(r, "a loop has a negative extent", NULL);
+    total *= r->sizes[d];
     r->loop_vars[d] = 0;
   }
 #if defined(MINIMAL_BREAK_LAST_TILE)
   /* DELIBERATELY WRONG (the broken_tile test plugin, never shipped): the innermost loop runs
    * in tiles of 8 and the partial last tile is skipped, the classic vectorizer remainder bug.
    * test_suite_plugins.py::test_broken_tile_fails_the_model_tier relies on it. */
-  if (rank) r->sizes[rank - 1] -= r->sizes[rank - 1] % 8;
+  if (rank && r->sizes[rank - 1] % 8) {
+    total /= r->sizes[rank - 1];
+    r->sizes[rank - 1] -= r->sizes[rank - 1] % 8;
+    total *= r->sizes[rank - 1];
+  }
 #endif
-  for (uint32_t d = 0; d < rank; ++d) total *= r->sizes[d];
   for (const mb_stmt_t* s = body; s < end; ++s)
     if (s->kind == PLUGSDK_STMT_REDUCE) r->accs[s->acc].seen = false;
   for (int64_t pos = 0; pos < total; ++pos) {
