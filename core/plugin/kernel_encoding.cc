@@ -202,7 +202,7 @@ StatusOr<std::vector<Stmt>> decodeBody(const plugsdk_kernel_t& k, const IndexDec
     s.ivalue = e.ivalue;
     if (s.kind == StmtKind::kCheck && e.message) s.message = e.message;
     if (s.kind == StmtKind::kLoop) {
-      if (e.num_loop_sizes == 0 || !e.loop_sizes || pos + e.body_count > end)
+      if ((e.num_loop_sizes > 0 && !e.loop_sizes) || pos + e.body_count > end)  // rank 0: one iteration
         return invalidArgument("bad loop encoding");
       for (uint32_t i = 0; i < e.num_loop_sizes; ++i) {
         ASSIGN_OR_RETURN(SymExpr size, ix.decode(e.loop_sizes[i]));

@@ -19,6 +19,25 @@
 
 #include "plugsdk/plugsdk.h"
 
+/* ---- names, and the deliberately broken test variants -------------------------------------------- */
+
+/* The conformance suite's own tests build two broken variants of this plugin from these same
+ * sources (conformance/CMakeLists.txt; never installed) to prove the suite catches real bugs:
+ *   MINIMAL_BREAK_ROUNDING   casts to f16 and bf16 truncate instead of rounding to nearest even
+ *   MINIMAL_BREAK_LAST_TILE  the innermost loop runs in tiles of 8 and skips the partial last one
+ * Each reports its own plugin and device name, so a report says which one ran. The shipped
+ * plugin defines neither. */
+#if defined(MINIMAL_BREAK_ROUNDING)
+#define MB_PLUGIN_NAME "broken_rounding"
+#define MB_DEVICE_NAME "host0-broken-rounding"
+#elif defined(MINIMAL_BREAK_LAST_TILE)
+#define MB_PLUGIN_NAME "broken_tile"
+#define MB_DEVICE_NAME "host0-broken-tile"
+#else
+#define MB_PLUGIN_NAME "minimal"
+#define MB_DEVICE_NAME "host0"
+#endif
+
 /* ---- errors (plugin.c) ------------------------------------------------------------------- */
 
 struct plugsdk_error {

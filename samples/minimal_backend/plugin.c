@@ -213,7 +213,7 @@ static plugsdk_error_t* device_info(plugsdk_device_info_args_t* args) {
 
   plugsdk_device_info_t mine;
   memset(&mine, 0, sizeof(mine));
-  mine.name = "host0";
+  mine.name = MB_DEVICE_NAME;
   mine.dtypes = (1u << (PLUGSDK_DTYPE_F64 + 1)) - 1; /* all ten */
   mine.vector_bits = 0;                              /* a scalar interpreter */
   mine.memory_kinds = PLUGSDK_MEMORY_HOST | PLUGSDK_MEMORY_SHARED;
@@ -545,7 +545,7 @@ static const plugsdk_api_t api = {
     .extension = NULL,
     .abi_major = 1,
     .abi_minor = 0,
-    .plugin_name = "minimal",
+    .plugin_name = MB_PLUGIN_NAME,
     .plugin_version = "0.2 (the plugsdk sample backend: a kernel interpreter with matmul, convolution and sdpa)",
     .error_destroy = error_destroy,
     .error_info = error_info,

@@ -62,11 +62,20 @@ static uint16_t float_to_half(float f) {
   const uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
   x &= 0x7fffffff;
   if (x >= 0x7f800000) return sign | 0x7c00 | (x > 0x7f800000 ? 0x200 : 0); /* inf, NaN */
-  if (x >= 0x477ff000) return sign | 0x7c00;                                /* >= 65520 rounds to inf */
+#if defined(MINIMAL_BREAK_ROUNDING)
+  /* DELIBERATELY WRONG (the broken_rounding test plugin, never shipped): round toward zero,
+   * so about half of all values come out 1 ulp small in magnitude. The conformance tests
+   * test_suite_plugins.py::test_broken_rounding_* rely on this breakage. */
+  if (x >= 0x47800000) return sign | 0x7bff; /* >= 65536: the largest finite, toward zero */
+  if (x < 0x38800000) return sign | (uint16_t)trunc(fabs((double)f) * 16777216.0);
+  return sign | (uint16_t)((x - 0x38000000) >> 13);
+#else
+  if (x >= 0x477ff000) return sign | 0x7c00; /* >= 65520 rounds to inf */
   if (x < 0x38800000) /* below 2^-14: a multiple of 2^-24 (exact in double; may round up to 2^-14) */
     return sign | (uint16_t)nearbyint(fabs((double)f) * 16777216.0);
   x += 0xfff + ((x >> 13) & 1); /* round the 13 dropped bits to nearest even */
   return sign | (uint16_t)((x - 0x38000000) >> 13);
+#endif
 }
 
 static double bf16_to_double(uint16_t b) {
@@ -81,8 +90,14 @@ static uint16_t float_to_bf16(float f) {
   uint32_t x;
   memcpy(&x, &f, 4);
   if ((x & 0x7fffffff) > 0x7f800000) return (uint16_t)((x >> 16) | 0x40); /* NaN stays NaN */
+#if defined(MINIMAL_BREAK_ROUNDING)
+  /* DELIBERATELY WRONG (the broken_rounding test plugin, never shipped): truncate the low
+   * 16 bits (round toward zero). test_suite_plugins.py::test_broken_rounding_* rely on it. */
+  return (uint16_t)(x >> 16);
+#else
   x += 0x7fff + ((x >> 16) & 1);
   return (uint16_t)(x >> 16);
+#endif
 }
 
 /* A double rounded to the nearest value of a floating dtype (core/exec/host_tensor.cc's
@@ -562,6 +577,16 @@ static plugsdk_error_t* run_loop(run_t* r, size_t at) {
     total *= r->sizes[d];
     r->loop_vars[d] = 0;
   }
+#if defined(MINIMAL_BREAK_LAST_TILE)
+  /* DELIBERATELY WRONG (the broken_tile test plugin, never shipped): the innermost loop runs
+   * in tiles of 8 and the partial last tile is skipped, the classic vectorizer remainder bug.
+   * test_suite_plugins.py::test_broken_tile_fails_the_model_tier relies on it. */
+  if (rank && r->sizes[rank - 1] % 8) {
+    total /= r->sizes[rank - 1];
+    r->sizes[rank - 1] -= r->sizes[rank - 1] % 8;
+    total *= r->sizes[rank - 1];
+  }
+#endif
   for (const mb_stmt_t* s = body; s < end; ++s)
     if (s->kind == PLUGSDK_STMT_REDUCE) r->accs[s->acc].seen = false;
   for (int64_t pos = 0; pos < total; ++pos) {
@@ -613,6 +638,17 @@ plugsdk_error_t* mb_run(const plugsdk_executable_t* x, unsigned char* const* bas
     }
     points *= grid[d];
   }
+#if defined(MINIMAL_BREAK_LAST_TILE)
+  /* DELIBERATELY WRONG (broken_tile, see run_loop): a kernel without loops has the last grid
+   * dimension as its innermost loop; its partial last tile of 8 is skipped. */
+  bool has_loop = false;
+  for (size_t i = 0; i < x->num_stmts; ++i) has_loop = has_loop || x->stmts[i].kind == PLUGSDK_STMT_LOOP;
+  if (!e && !has_loop && x->num_grid && grid[x->num_grid - 1] % 8) {
+    points /= grid[x->num_grid - 1];
+    grid[x->num_grid - 1] -= grid[x->num_grid - 1] % 8;
+    points *= grid[x->num_grid - 1];
+  }
+#endif
   for (int64_t p = 0; p < points && !e; ++p) {
     for (size_t i = 0; i < x->num_stmts && !e; ++i) {
       const mb_stmt_t* s = &x->stmts[i];

@@ -390,7 +390,8 @@ inline Status checkBlock(const KernelView& v, size_t begin, size_t end, size_t l
       if (!st.isOk()) return st.withContext("statement " + std::to_string(i));
     }
     if (s.kind != PLUGSDK_STMT_LOOP) continue;
-    if (s.num_loop_sizes == 0 || !s.loop_sizes) return fail("a LOOP without sizes");
+    // Rank 0 is legal: the empty product, one iteration (a reduction over no dims).
+    if (s.num_loop_sizes > 0 && !s.loop_sizes) return fail("a LOOP without sizes");
     if (s.body_count > end - i - 1)
       return fail("a LOOP body of " + std::to_string(s.body_count) + " statements past the end of its block");
     for (uint32_t d = 0; d < s.num_loop_sizes; ++d) {
