@@ -401,6 +401,11 @@ TEST_F(CppLayer, CompileKernelLogAndLaunch) {
   l.symbol_values = &s0;
   expectOk(api_->launch(&l));
   EXPECT_EQ(download(by, 4, 8), (std::vector<float>{3, 7, 11, 15}));  // 2*x[2i+1]+1
+  // NULL offsets: every offset 0 (the ABI), so y now lands at the start of its buffer.
+  l.offsets = nullptr;
+  expectOk(api_->launch(&l));
+  EXPECT_EQ(download(by, 4, 0), (std::vector<float>{3, 7, 11, 15}));
+  l.offsets = offsets;
 
   // s0 = 6 reads x[11] of 10 at i0 = 5: the plugin's bounds check, OUT_OF_RANGE.
   s0 = 6;
@@ -646,9 +651,9 @@ TEST_F(CppLayer, CompileAndLaunchCheckTheirInputs) {
   expectError(api_->launch(&l), PLUGSDK_CODE_INVALID_ARGUMENT,
               "launch: 0 symbol values for an executable that takes 1");
   l.num_symbols = 1;
-  l.offsets = nullptr;
-  expectError(api_->launch(&l), PLUGSDK_CODE_INVALID_ARGUMENT, "launch: args->buffers or args->offsets is NULL");
-  l.offsets = offsets;
+  l.buffers = nullptr;
+  expectError(api_->launch(&l), PLUGSDK_CODE_INVALID_ARGUMENT, "launch: args->buffers is NULL with num_buffers 2");
+  l.buffers = bufs;
   offsets[1] = 65;
   expectError(api_->launch(&l), PLUGSDK_CODE_INVALID_ARGUMENT, "launch: args->offsets[1] (65) is past the end");
   offsets[1] = 0;

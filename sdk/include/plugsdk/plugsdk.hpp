@@ -1037,9 +1037,11 @@ struct Plugin {
       PLUGSDK_RETURN_IF_ERROR(executable(fn, a->executable, b, &e));
       PLUGSDK_RETURN_IF_ERROR(optionalStream(fn, a->stream, b, &s));
       const Executable& base = *e;
-      if (a->num_buffers && (!a->buffers || !a->offsets))
-        return argError(fn,
-                        "args->buffers or args->offsets is NULL with num_buffers " + std::to_string(a->num_buffers));
+      if (a->num_buffers && !a->buffers)
+        return argError(fn, "args->buffers is NULL with num_buffers " + std::to_string(a->num_buffers));
+      // The ABI: NULL offsets means every offset is 0. Backends always get a full span.
+      const std::vector<uint64_t> zeros(a->offsets ? 0 : a->num_buffers, 0);
+      const uint64_t* offsets = a->offsets ? a->offsets : zeros.data();
       if (a->num_symbols && !a->symbol_values)
         return argError(fn, "args->symbol_values is NULL with num_symbols " + std::to_string(a->num_symbols));
       if (base.numBuffers() != Executable::kUnknown && a->num_buffers != base.numBuffers())
@@ -1056,13 +1058,13 @@ struct Plugin {
           return argError(fn, "args->" + field + " is NULL");
         }
         PLUGSDK_RETURN_IF_ERROR(buffer(fn, field.c_str(), a->buffers[i], b, &buffers[i]));
-        if (a->offsets[i] > buffers[i]->bytes())
-          return argError(fn, "args->offsets[" + std::to_string(i) + "] (" + std::to_string(a->offsets[i]) +
+        if (offsets[i] > buffers[i]->bytes())
+          return argError(fn, "args->offsets[" + std::to_string(i) + "] (" + std::to_string(offsets[i]) +
                                   ") is past the end of its buffer of " + std::to_string(buffers[i]->bytes()) +
                                   " bytes");
       }
       const Launch l{
-          s, *e, {buffers.data(), buffers.size()}, {a->offsets, a->num_buffers}, {a->symbol_values, a->num_symbols}};
+          s, *e, {buffers.data(), buffers.size()}, {offsets, a->num_buffers}, {a->symbol_values, a->num_symbols}};
       return b->launch(l);
     });
   }
