@@ -47,7 +47,8 @@ const std::vector<ScalarOpInfo> kOps = {
     {S::kDiv, "div", 2, O::kNumeric, false,
      "floats: IEEE a / b; integers: truncated toward zero (C), INT_MIN / -1 wraps, division by zero is an error"},
     {S::kRemainder, "remainder", 2, O::kNumeric, false,
-     "a - floor(a / b) * b: the result takes the divisor's sign (Python %); integer b = 0 is an error"},
+     "fmod(a, b), plus b when nonzero and of the other sign: the result takes the divisor's sign (Python %, PyTorch; "
+     "-1 % inf = inf); integer b = 0 is an error"},
     {S::kFmod, "fmod", 2, O::kNumeric, false,
      "C fmod: the result takes the dividend's sign; integer b = 0 is an error"},
     {S::kPow, "pow", 2, O::kNumeric, false,
