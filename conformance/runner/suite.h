@@ -55,11 +55,15 @@ void addAbiCases(Suite& suite);
 /// The model tier (model_cases.cc): the conformance/models graphs vs the reference executor.
 void addModelCases(Suite& suite);
 
+/// The fuzz tier (fuzz_cases.cc): seeded random graphs vs the reference executor.
+void addFuzzCases(Suite& suite);
+
 /// Every tier.
 inline Suite makeSuite() {
   Suite s;
   addAbiCases(s);
   addModelCases(s);
+  addFuzzCases(s);
   return s;
 }
 

@@ -1,0 +1,49 @@
+// One graph against the reference, as the fuzzer and the minimizer see it: a failure has a
+// class (a device-side error with its cause text, or a numeric mismatch), so the minimizer can
+// keep a candidate only when it fails the same way. The tolerance depends on the graph's least
+// precise floating dtype (docs/conformance.md, "The graph fuzzer").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "conformance/runner/check.h"
+#include "core/ir/context.h"
+#include "core/ir/graph.h"
+#include "core/plugin/device.h"
+
+namespace plugsdk::conformance {
+
+/// |device - reference| <= tol x max(1, max |reference| over the output), tol by the least
+/// precise floating dtype of any value of g: f64 1e-10, f32 1e-4, f16 1e-2, bf16 8e-2.
+Tolerance fuzzTolerance(const ir::Graph& g);
+
+struct Failure {
+  enum class Kind {
+    kNone,       ///< passed
+    kSkip,       ///< the device does not claim a dtype of the graph
+    kError,      ///< compiling or running on the device failed
+    kMismatch,   ///< outputs differ beyond the tolerance
+    kReference,  ///< the reference executor failed (the graph, not the device, is wrong)
+  } kind = Kind::kNone;
+  std::string text;  ///< the whole message
+  /// The part that must stay the same while minimizing: for an error, its innermost cause
+  /// (the text after the last ": "), so node and kernel names may change; empty otherwise.
+  std::string cause() const;
+  bool failed() const { return kind == Kind::kError || kind == Kind::kMismatch || kind == Kind::kReference; }
+  /// Same class: both mismatches, or both errors of the same kind with the same cause.
+  bool sameAs(const Failure& o) const { return kind == o.kind && cause() == o.cause(); }
+  /// "device error: ..." / "mismatch: ..." on one line.
+  std::string describe() const;
+};
+
+/// g on the device against the reference, inputs randomInputs(g, seed), fuzzTolerance(g).
+Failure checkFuzzGraph(const plugin::Device& device, const std::shared_ptr<const ir::Context>& ctx,
+                       const ir::Graph& g, uint64_t seed);
+
+/// The command line that checks (or minimizes) a graph on this device, for messages:
+/// "plugsdk-fuzz VERB --plugin PATH --device N --seed S".
+std::string fuzzCommand(const std::string& verb, const plugin::Device& device, uint64_t seed);
+
+}  // namespace plugsdk::conformance
