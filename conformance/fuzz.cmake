@@ -1,7 +1,8 @@
 # The graph fuzzer and the minimizer (docs/conformance.md, "The graph fuzzer and the
 # minimizer"): the fuzz tier inside plugsdk-conformance, the plugsdk-fuzz tool, and the
 # minimizer's unit tests. Included from conformance/CMakeLists.txt.
-target_sources(plugsdk_conformance PRIVATE runner/fuzz_cases.cc runner/fuzz_check.cc runner/fuzz_graph.cc)
+target_sources(plugsdk_conformance PRIVATE runner/fuzz_cases.cc runner/fuzz_check.cc runner/fuzz_graph.cc
+  runner/minimize.cc)
 
 add_executable(plugsdk_fuzz runner/fuzz_main.cc runner/fuzz_check.cc runner/fuzz_graph.cc runner/minimize.cc
   runner/check.cc)

@@ -28,8 +28,10 @@ struct Failure {
     kReference,  ///< the reference executor failed (the graph, not the device, is wrong)
   } kind = Kind::kNone;
   std::string text;  ///< the whole message
-  /// The part that must stay the same while minimizing: for an error, its innermost cause
-  /// (the text after the last ": "), so node and kernel names may change; empty otherwise.
+  double worstRatio = 0;  ///< a pass: the largest error / bound over the outputs (the tolerance's margin)
+  /// The part that must stay the same while minimizing: for an error, its text with value
+  /// names (%x), kernel names (k3) and plain numbers replaced by '#', so they may change as
+  /// the graph shrinks; empty for a mismatch (any mismatch is the same class).
   std::string cause() const;
   bool failed() const { return kind == Kind::kError || kind == Kind::kMismatch || kind == Kind::kReference; }
   /// Same class: both mismatches, or both errors of the same kind with the same cause.
@@ -39,6 +41,8 @@ struct Failure {
 };
 
 /// g on the device against the reference, inputs randomInputs(g, seed), fuzzTolerance(g).
+/// Only what the outputs need runs (copyGraph): an unused input is dropped with its data,
+/// so a device need not claim its dtype.
 Failure checkFuzzGraph(const plugin::Device& device, const std::shared_ptr<const ir::Context>& ctx,
                        const ir::Graph& g, uint64_t seed);
 

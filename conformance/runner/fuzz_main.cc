@@ -87,7 +87,8 @@ StatusOr<ir::Graph> loadGraph(const Options& o, const plugin::Device& d, const i
 int runFuzz(const Options& o, const plugin::Device& d) {
   auto ctx = ir::makeDefaultContext();
   const std::string dir = o.out.empty() ? "fuzz-out" : o.out;
-  uint64_t graphs = 0, failures = 0, rejected = 0, nodes = 0;
+  uint64_t graphs = 0, failures = 0, rejected = 0, nodes = 0, worstGraph = 0;
+  double worst = 0;  // the largest error / bound of a passing graph: how close to the tolerance
   const auto t0 = Clock::now();
   double lastReport = 0;
   std::printf("plugsdk-fuzz: %s, seed %llu, %.0f s\n", d.describe().c_str(), static_cast<unsigned long long>(o.seed),
@@ -109,6 +110,7 @@ int runFuzz(const Options& o, const plugin::Device& d) {
     ++graphs;
     nodes += g->nodes().size();
     const Failure f = checkFuzzGraph(d, ctx, *g, seed);
+    if (f.worstRatio > worst) worst = f.worstRatio, worstGraph = k;
     if (f.failed()) {
       ++failures;
       std::filesystem::create_directories(dir, ec);
@@ -131,6 +133,8 @@ int runFuzz(const Options& o, const plugin::Device& d) {
               static_cast<unsigned long long>(graphs), static_cast<unsigned long long>(nodes), since(t0),
               static_cast<unsigned long long>(failures), static_cast<unsigned long long>(rejected),
               static_cast<unsigned long long>(o.seed));
+  std::printf("plugsdk-fuzz: passing graphs came within %.3g of the tolerance at worst (graph %llu)\n", worst,
+              static_cast<unsigned long long>(worstGraph));
   return failures || rejected ? 1 : 0;
 }
 

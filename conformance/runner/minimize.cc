@@ -30,6 +30,8 @@ Measure measure(const ir::Graph& g) {
   return {g.nodes().size(), g.outputs().size(), elements, g.inputs().size()};
 }
 
+std::string nodes(size_t n) { return std::to_string(n) + (n == 1 ? " node" : " nodes"); }
+
 const ir::Value* resolve(const GraphEdit& e, const ir::Value* v) {
   for (size_t hops = 0; hops <= e.replace.size(); ++hops) {
     auto it = std::find_if(e.replace.begin(), e.replace.end(), [&](const auto& r) { return r.first == v; });
@@ -45,10 +47,10 @@ class Minimizer {
       : ctx_(ctx), cur_(std::move(g)), stillFails_(stillFails), progress_(progress) {}
 
   ir::Graph run() {
-    say(std::to_string(cur_.nodes().size()) + " nodes");
+    say(nodes(cur_.nodes().size()));
     while (prefixPass() || outputsPass() || suffixPass() || cutPass() || bypassPass() || sizePass()) {
     }
-    say("done: " + std::to_string(cur_.nodes().size()) + " nodes, " + std::to_string(tested_) +
+    say("done: " + nodes(cur_.nodes().size()) + ", " + std::to_string(tested_) +
         " candidates tried");
     return std::move(cur_);
   }
@@ -67,14 +69,8 @@ class Minimizer {
     ++tested_;
     if (!stillFails_(*c)) return false;
     cur_ = std::move(*c);
-    say(std::to_string(cur_.nodes().size()) + " nodes left (" + what + ")");
+    say(nodes(cur_.nodes().size()) + " left (" + what + ")");
     return true;
-  }
-
-  size_t indexOf(const ir::Node* n) const {
-    for (size_t i = 0; i < cur_.nodes().size(); ++i)
-      if (cur_.nodes()[i].get() == n) return i;
-    return cur_.nodes().size();
   }
 
   /// True when v is read by a node at index >= from, or is a graph output.
@@ -269,6 +265,7 @@ StatusOr<ir::Graph> copyGraph(const ir::Context& ctx, const ir::Graph& g) { retu
 StatusOr<ir::Graph> minimizeGraph(const ir::Context& ctx, const ir::Graph& g, const StillFails& stillFails,
                                   const MinimizeProgress& progress) {
   ASSIGN_OR_RETURN(ir::Graph start, copyGraph(ctx, g));
+  if (start.nodes().empty()) return invalidArgument("the graph to minimize has no nodes");
   if (!stillFails(start)) return failedPrecondition("the graph to minimize does not fail");
   return Minimizer(ctx, std::move(start), stillFails, progress).run();
 }
