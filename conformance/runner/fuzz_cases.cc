@@ -1,6 +1,6 @@
 // The fuzz tier: fuzz.0 .. fuzz.N-1, each a random graph (fuzz_graph.h) generated from the
 // case's seed for the device's dtypes and checked against the reference on inputs from the
-// same seed, under fuzzTolerance. A failure writes nothing; its message is the plugsdk-fuzz
+// same seed, under fuzzTolerances. A failure writes nothing; its message is the plugsdk-fuzz
 // command that regenerates the graph and minimizes it.
 #include "conformance/runner/fuzz_check.h"
 #include "conformance/runner/fuzz_graph.h"
@@ -21,7 +21,7 @@ Outcome runFuzzCase(const CaseContext& c, int k) {
   if (!g.isOk())
     return Outcome::fail("the core rejects the generated graph (a generator or core bug): " + g.status().toString() +
                          "\n    see it: " + fuzzCommand("check", c.device, c.seed) + " --generated --print");
-  Outcome o = checkGraph(c, ctx, *g, randomInputs(*g, c.seed), {fuzzTolerance(*g)});
+  Outcome o = checkGraph(c, ctx, *g, randomInputs(*g, c.seed), fuzzTolerances(*g));
   if (o.kind == Outcome::Kind::kFail) o.detail += minimize;
   return o;
 }

@@ -1,28 +1,94 @@
 // One graph against the reference, with a failure class: see fuzz_check.h.
 #include "conformance/runner/fuzz_check.h"
 
+#include <cmath>
+#include <map>
+#include <optional>
 #include <regex>
+#include <set>
 
 #include "conformance/runner/minimize.h"
 #include "core/exec/reference_executor.h"
 
 namespace plugsdk::conformance {
 
-Tolerance fuzzTolerance(const ir::Graph& g) {
-  // ordered from the least precise: the first dtype seen in this order wins
-  const std::pair<ir::DType, double> byPrecision[] = {
-      {ir::DType::kBF16, 8e-2}, {ir::DType::kF16, 1e-2}, {ir::DType::kF32, 1e-4}, {ir::DType::kF64, 1e-10}};
-  auto has = [&](ir::DType t) {
-    for (const ir::Value* v : g.inputs())
-      if (v->type().dtype == t) return true;
-    for (const auto& n : g.nodes())
-      for (const ir::Value* v : n->outputs())
-        if (v->type().dtype == t) return true;
-    return false;
+namespace {
+
+/// Ops whose result is exact when their operands are: data movement, selection, sign and
+/// clamping, and casts (a cast rounds once, the same way on every correct device).
+bool exactOp(const ir::Node& n) {
+  static const std::set<std::string, std::less<>> ops = {
+      "aten.permute", "aten.transpose.int", "aten.slice.Tensor", "aten.expand", "aten.reshape", "aten.view",
+      "aten._unsafe_view", "aten.select.int", "aten.unsqueeze", "aten.squeeze.dim", "aten.squeeze", "aten.flip",
+      "aten.cat", "aten.clone", "aten.alias", "aten.t", "aten.neg", "aten.abs", "aten.relu", "aten.maximum",
+      "aten.minimum", "aten.clamp", "aten.hardtanh", "aten.amax", "aten.amin", "aten.where.self", "aten._to_copy"};
+  if (ops.count(n.op())) return true;
+  if (n.op() == "aten.mul.Scalar" || n.op() == "aten.leaky_relu") {  // scaling by a power of two
+    const ir::Attribute* a = n.attr(n.op() == "aten.mul.Scalar" ? "other" : "negative_slope");
+    auto f = a ? a->asDouble() : std::nullopt;
+    int e = 0;
+    return f && *f != 0 && std::fabs(std::frexp(*f, &e)) == 0.5;
+  }
+  // integer and bool arithmetic (the generator keeps it far from overflow)
+  for (const ir::Value* v : n.inputs())
+    if (v && ir::isFloating(v->type().dtype)) return false;
+  for (const ir::Value* v : n.outputs())
+    if (ir::isFloating(v->type().dtype)) return false;
+  return true;
+}
+
+double relativeTolerance(ir::DType t) {
+  switch (t) {
+    case ir::DType::kBF16: return 8e-2;
+    case ir::DType::kF16: return 1e-2;
+    case ir::DType::kF64: return 1e-10;
+    default: return 1e-4;
+  }
+}
+
+/// Lower is less precise.
+int precisionRank(ir::DType t) {
+  return t == ir::DType::kBF16 ? 0 : t == ir::DType::kF16 ? 1 : t == ir::DType::kF32 ? 2 : 3;
+}
+
+struct ValueFacts {
+  bool exact = true;
+  std::optional<ir::DType> leastPrecise;  ///< the least precise floating dtype it was computed through
+};
+
+const ValueFacts& factsOf(const ir::Value* v, std::map<const ir::Value*, ValueFacts>& memo) {
+  if (auto it = memo.find(v); it != memo.end()) return it->second;
+  ValueFacts f;
+  auto note = [&](ir::DType t) {
+    if (ir::isFloating(t) && (!f.leastPrecise || precisionRank(t) < precisionRank(*f.leastPrecise)))
+      f.leastPrecise = t;
   };
-  for (const auto& [t, tol] : byPrecision)
-    if (has(t)) return Tolerance::relativeToMax(tol);
-  return Tolerance::relativeToMax(1e-4);  // no floating value at all: outputs are exact anyway
+  note(v->type().dtype);
+  if (const ir::Node* n = v->producer()) {
+    f.exact = exactOp(*n);
+    for (const ir::Value* in : n->inputs()) {
+      if (!in) continue;
+      const ValueFacts& g = factsOf(in, memo);
+      f.exact = f.exact && g.exact;
+      if (g.leastPrecise) note(*g.leastPrecise);
+    }
+  }
+  return memo[v] = f;
+}
+
+}  // namespace
+
+std::vector<Tolerance> fuzzTolerances(const ir::Graph& g) {
+  std::map<const ir::Value*, ValueFacts> memo;
+  std::vector<Tolerance> out;
+  for (const ir::Value* v : g.outputs()) {
+    const ValueFacts& f = factsOf(v, memo);
+    if (f.exact)
+      out.push_back(Tolerance::inUlps(0.5));
+    else
+      out.push_back(Tolerance::relativeToMax(relativeTolerance(f.leastPrecise.value_or(ir::DType::kF32))));
+  }
+  return out;
 }
 
 std::string Failure::cause() const {
@@ -70,7 +136,7 @@ Failure checkFuzzGraph(const plugin::Device& device, const std::shared_ptr<const
   if (!got.isOk()) return {Failure::Kind::kError, got.status().toString()};
   auto want = exec::ReferenceExecutor(ctx).run(*live, inputs);
   if (!want.isOk()) return {Failure::Kind::kReference, want.status().toString()};
-  Outcome o = compareOutputs(*got, *want, {fuzzTolerance(*live)});
+  Outcome o = compareOutputs(*got, *want, fuzzTolerances(*live));
   if (o.kind == Outcome::Kind::kFail) return {Failure::Kind::kMismatch, o.detail};
   Failure pass;
   pass.worstRatio = o.bound > 0 ? o.maxError / o.bound : 0;

@@ -1,7 +1,8 @@
 // One graph against the reference, as the fuzzer and the minimizer see it: a failure has a
 // class (a device-side error with its cause text, or a numeric mismatch), so the minimizer can
-// keep a candidate only when it fails the same way. The tolerance depends on the graph's least
-// precise floating dtype (docs/conformance.md, "The graph fuzzer").
+// keep a candidate only when it fails the same way. Tolerances are per output: exact values to
+// half an ulp, others relative to the output's largest value (docs/conformance.md, "The graph
+// fuzzer and the minimizer").
 #pragma once
 
 #include <cstdint>
@@ -15,9 +16,13 @@
 
 namespace plugsdk::conformance {
 
+/// One tolerance per output of g. An output computed exactly from the inputs (data movement,
+/// neg/abs/relu/max/min/clamp, scaling by powers of two, integer arithmetic, casts of exact
+/// values: each rounds at most once, the same way on every correct device) must be within
+/// half an ulp of its dtype: a cast that truncates instead of rounding fails. Any other output:
 /// |device - reference| <= tol x max(1, max |reference| over the output), tol by the least
-/// precise floating dtype of any value of g: f64 1e-10, f32 1e-4, f16 1e-2, bf16 8e-2.
-Tolerance fuzzTolerance(const ir::Graph& g);
+/// precise floating dtype it was computed through: f64 1e-10, f32 1e-4, f16 1e-2, bf16 8e-2.
+std::vector<Tolerance> fuzzTolerances(const ir::Graph& g);
 
 struct Failure {
   enum class Kind {
@@ -40,7 +45,7 @@ struct Failure {
   std::string describe() const;
 };
 
-/// g on the device against the reference, inputs randomInputs(g, seed), fuzzTolerance(g).
+/// g on the device against the reference, inputs randomInputs(g, seed), fuzzTolerances(g).
 /// Only what the outputs need runs (copyGraph): an unused input is dropped with its data,
 /// so a device need not claim its dtype.
 Failure checkFuzzGraph(const plugin::Device& device, const std::shared_ptr<const ir::Context>& ctx,

@@ -3,8 +3,8 @@
 // type from that model, so a disagreement with the core's inference shows up as a rejected
 // graph. The bound and the exactness flag keep the graph numerically well-conditioned:
 //  - a floating value's bound stays small (a larger one is scaled down by a power of two or
-//    squashed by tanh), exp only sees bounded arguments, log/sqrt/rsqrt/reciprocal/div only
-//    see |x| or |x| + 1, mul and matmul only multiply bounded values;
+//    squashed by tanh), exp only sees bounded arguments, sqrt/rsqrt/reciprocal/div/log only
+//    see |x| + 1 (log1p sees |x|), mul and matmul only multiply bounded values;
 //  - only exact values (inputs and what exact ops make of them: views, neg, abs, relu,
 //    max/min, clamp, power-of-two scaling, integer arithmetic, conversions) are compared,
 //    so a condition never flips on a rounding difference.
@@ -219,7 +219,8 @@ class Generator {
     else if (r < 86) where(pickOperand());
     else if (r < 89) cat(pickOperand());
     else if (r < 92 && o_.matmul) matmul(pickOperand());
-    else if (r < 96) siblings(pickOperand());
+    else if (r < 94) siblings(pickOperand());
+    else if (r < 97) castProbe(pickOperand());
     else normalize(pickOperand());
   }
 
@@ -277,10 +278,8 @@ class Generator {
         }
         return emit("aten.log", {absPlusOne(x)}, "", dt, a.shape, std::log1p(a.mag), false);
       }
-      case 18: {
-        const int b = emit("aten.abs", {x}, "", dt, a.shape, a.mag, a.exact);
-        return emit("aten.sqrt", {b}, "", dt, a.shape, std::sqrt(a.mag), false);
-      }
+      case 18:  // of |x| + 1: near 0 sqrt turns a rounding error e into sqrt(e)
+        return emit("aten.sqrt", {absPlusOne(x)}, "", dt, a.shape, std::sqrt(a.mag + 1), false);
       case 19: return emit("aten.rsqrt", {absPlusOne(x)}, "", dt, a.shape, 1, false);
       default: return emit("aten.reciprocal", {absPlusOne(x)}, "", dt, a.shape, 1, false);
     }
@@ -380,9 +379,11 @@ class Generator {
     if (!v(c).exact) return unary(x);
     const int cond = compare(c);
     auto yo = partner(x, false);
-    int y = yo && v(*yo).dtype != DType::kBool
-                ? *yo
-                : emit("aten.mul.Scalar", {toFloat(x)}, "other = -0.5", ft_, v(x).shape, v(x).mag / 2, v(x).exact);
+    int y = yo && v(*yo).dtype != DType::kBool ? *yo : -1;
+    if (y < 0) {
+      const int f = toFloat(x);
+      y = emit("aten.mul.Scalar", {f}, "other = -0.5", v(f).dtype, v(f).shape, v(f).mag / 2, v(f).exact);
+    }
     const auto s1 = broadcast(v(cond).shape, v(x).shape);
     const auto s = s1 ? broadcast(*s1, v(y).shape) : std::nullopt;
     if (!s || numel(*s) > o_.maxElements) return unary(x);
@@ -509,6 +510,22 @@ class Generator {
     }
   }
 
+  /// A cast to another claimed float type (and mostly back): it rounds once, to nearest
+  /// even, which is exact for an exact operand, so a device whose casts truncate fails.
+  int castProbe(int x) {
+    x = tame(toFloat(x), magLimit_);
+    std::vector<DType> others;
+    for (DType t : {DType::kF16, DType::kBF16, DType::kF32})
+      if (claimed(t) && t != v(x).dtype) others.push_back(t);
+    if (others.empty()) return unary(x);
+    const DType t = pick(others);
+    const int c = emit("aten._to_copy", {x}, "dtype = " + std::string(ir::dtypeName(t)), t, v(x).shape, v(x).mag,
+                       v(x).exact);
+    if (chance(0.3)) return c;
+    return emit("aten._to_copy", {c}, "dtype = " + std::string(ir::dtypeName(ft_)), ft_, v(c).shape, v(c).mag,
+                v(c).exact);
+  }
+
   // --- reductions and normalizations ---
   /// A non-empty random subset of [0, rank), ascending.
   std::vector<int64_t> someDims(int64_t rank) {
@@ -624,7 +641,7 @@ class Generator {
     if (numInputs_ < o_.maxInputs && chance(0.6)) {
       Shape w = {k, uniform(1, 33)};
       if (batched) w.insert(w.begin(), a.shape[0]);
-      y = addInput(ft_, w);
+      y = addInput(a.dtype, w);  // mm and bmm take one dtype
     } else {
       Shape w = a.shape;
       std::swap(w[m], w[m + 1]);

@@ -48,7 +48,7 @@ class Minimizer {
 
   ir::Graph run() {
     say(nodes(cur_.nodes().size()));
-    while (prefixPass() || outputsPass() || suffixPass() || cutPass() || bypassPass() || sizePass()) {
+    while (unusedInputsPass() || prefixPass() || outputsPass() || suffixPass() || cutPass() || bypassPass() || sizePass()) {
     }
     say("done: " + nodes(cur_.nodes().size()) + ", " + std::to_string(tested_) +
         " candidates tried");
@@ -101,6 +101,8 @@ class Minimizer {
         if (liveAfter(o, k)) e.asInputs.push_back(o);
     return e;
   }
+
+  bool unusedInputsPass() { return attempt({}, "removed unused inputs"); }
 
   bool prefixPass() {
     const size_t n = cur_.nodes().size();
@@ -236,7 +238,7 @@ StatusOr<ir::Graph> rebuildGraph(const ir::Context& ctx, const ir::Graph& g, con
     return t;
   };
   for (const ir::Value* v : g.inputs())
-    if (inputs.count(v)) map[v] = out.addInput(v->name(), typeOf(v));
+    if (inputs.count(v) || edit.keepInputs) map[v] = out.addInput(v->name(), typeOf(v));
   for (const auto& n : g.nodes())
     for (const ir::Value* o : n->outputs())
       if (inputs.count(o)) map[o] = out.addInput(o->name(), typeOf(o));
@@ -264,7 +266,9 @@ StatusOr<ir::Graph> copyGraph(const ir::Context& ctx, const ir::Graph& g) { retu
 
 StatusOr<ir::Graph> minimizeGraph(const ir::Context& ctx, const ir::Graph& g, const StillFails& stillFails,
                                   const MinimizeProgress& progress) {
-  ASSIGN_OR_RETURN(ir::Graph start, copyGraph(ctx, g));
+  GraphEdit keep;
+  keep.keepInputs = true;
+  ASSIGN_OR_RETURN(ir::Graph start, rebuildGraph(ctx, g, keep));
   if (start.nodes().empty()) return invalidArgument("the graph to minimize has no nodes");
   if (!stillFails(start)) return failedPrecondition("the graph to minimize does not fail");
   return Minimizer(ctx, std::move(start), stillFails, progress).run();
