@@ -17,7 +17,7 @@
 namespace plugsdk::conformance {
 
 /// One tolerance per output of g. An output computed exactly from the inputs (data movement,
-/// neg/abs/relu/max/min/clamp, scaling by powers of two, integer arithmetic, casts of exact
+/// neg/abs/relu/max/min/clamp, scaling by powers of two in f32/f64, integer arithmetic, casts of exact
 /// values: each rounds at most once, the same way on every correct device) must be within
 /// half an ulp of its dtype: a cast that truncates instead of rounding fails. Any other output:
 /// |device - reference| <= tol x max(1, max |reference| over the output), tol by the least

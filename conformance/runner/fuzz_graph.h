@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
+#include "core/ir/dtype.h"
 #include "core/plugin/device.h"
 
 namespace plugsdk::conformance {
@@ -18,6 +20,7 @@ struct FuzzOptions {
   int maxInputs = 4;             ///< 1..maxInputs graph inputs
   int64_t maxElements = 2048;    ///< no value of the graph has more elements
   bool matmul = true;            ///< occasionally aten.mm / aten.bmm
+  std::optional<ir::DType> floatType;  ///< the graph's float dtype (default: drawn among the claimed ones)
 };
 
 /// A random, well-typed ATen-level graph (with every output type written, so the parser

@@ -1,6 +1,7 @@
 // plugsdk-fuzz: the graph fuzzer and the minimizer as a tool (docs/conformance.md, "The graph
 // fuzzer and the minimizer").
 //   plugsdk-fuzz run      --plugin P [--device N] [--seed S] [--seconds T] [--count K] [--out DIR]
+//                         [--float f32|f64|f16|bf16]
 //   plugsdk-fuzz check    --plugin P [--device N] [--seed S] (GRAPH.pgraph | --generated [--print])
 //   plugsdk-fuzz minimize --plugin P [--device N] [--seed S] (GRAPH.pgraph | --generated) --out SMALL.pgraph
 #include <chrono>
@@ -22,6 +23,7 @@ namespace {
 
 const char* kUsage =
     "usage: plugsdk-fuzz run      --plugin P [--device N] [--seed S] [--seconds T] [--count K] [--out DIR]\n"
+    "                             [--float f32|f64|f16|bf16]\n"
     "       plugsdk-fuzz check    --plugin P [--device N] [--seed S] (GRAPH.pgraph | --generated [--print])\n"
     "       plugsdk-fuzz minimize --plugin P [--device N] [--seed S] (GRAPH.pgraph | --generated) --out SMALL.pgraph\n";
 
@@ -32,6 +34,7 @@ struct Options {
   double seconds = 10;
   uint64_t count = 0;  ///< run: stop after this many graphs too (0: no limit)
   bool generated = false, print = false;
+  FuzzOptions fuzz;  ///< run: --float DT fixes the graphs' float dtype
 };
 
 using Clock = std::chrono::steady_clock;
@@ -95,7 +98,7 @@ int runFuzz(const Options& o, const plugin::Device& d) {
               o.seconds);
   for (uint64_t k = 0; since(t0) < o.seconds && (o.count == 0 || k < o.count); ++k) {
     const uint64_t seed = graphSeed(o.seed, k);
-    const std::string text = randomGraph(seed, d.caps());
+    const std::string text = randomGraph(seed, d.caps(), o.fuzz);
     auto g = text::parseGraph(*ctx, text);
     std::error_code ec;
     if (!g.isOk()) {
@@ -194,6 +197,8 @@ int main(int argc, char** argv) {
       else if (a == "--seconds" && hasValue) o.seconds = std::stod(args[++i]);
       else if (a == "--count" && hasValue) o.count = std::stoull(args[++i]);
       else if (a == "--out" && hasValue) o.out = args[++i];
+      else if (a == "--float" && hasValue && ir::parseDType(args[i + 1]) && ir::isFloating(*ir::parseDType(args[i + 1])))
+        o.fuzz.floatType = ir::parseDType(args[++i]);
       else if (a == "--generated") o.generated = true;
       else if (a == "--print") o.print = true;
       else if (!a.empty() && a[0] != '-' && o.graph.empty() && o.verb != "run") o.graph = a;
