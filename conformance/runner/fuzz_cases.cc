@@ -14,9 +14,8 @@ constexpr int kFuzzCases = 40;
 Outcome runFuzzCase(const CaseContext& c, int k) {
   auto ctx = ir::makeDefaultContext();
   const std::string text = randomGraph(c.seed, c.device.caps());
-  const std::string minimize =
-      "\n    minimize: " + fuzzCommand("minimize", c.device, c.seed) + " --generated --out fuzz." + std::to_string(k) +
-      ".pgraph";
+  const std::string minimize = "\n    minimize: " + fuzzCommand("minimize", c.device, c.seed) +
+                               " --generated --out fuzz." + std::to_string(k) + ".pgraph";
   auto g = text::parseGraph(*ctx, text);
   if (!g.isOk())
     return Outcome::fail("the core rejects the generated graph (a generator or core bug): " + g.status().toString() +

@@ -18,10 +18,11 @@ namespace {
 /// clamping, and casts (a cast rounds once, the same way on every correct device).
 bool exactOp(const ir::Node& n) {
   static const std::set<std::string, std::less<>> ops = {
-      "aten.permute", "aten.transpose.int", "aten.slice.Tensor", "aten.expand", "aten.reshape", "aten.view",
-      "aten._unsafe_view", "aten.select.int", "aten.unsqueeze", "aten.squeeze.dim", "aten.squeeze", "aten.flip",
-      "aten.cat", "aten.clone", "aten.alias", "aten.t", "aten.neg", "aten.abs", "aten.relu", "aten.maximum",
-      "aten.minimum", "aten.clamp", "aten.hardtanh", "aten.amax", "aten.amin", "aten.where.self", "aten._to_copy"};
+      "aten.permute",      "aten.transpose.int", "aten.slice.Tensor", "aten.expand",      "aten.reshape",  "aten.view",
+      "aten._unsafe_view", "aten.select.int",    "aten.unsqueeze",    "aten.squeeze.dim", "aten.squeeze",  "aten.flip",
+      "aten.cat",          "aten.clone",         "aten.alias",        "aten.t",           "aten.neg",      "aten.abs",
+      "aten.relu",         "aten.maximum",       "aten.minimum",      "aten.clamp",       "aten.hardtanh", "aten.amax",
+      "aten.amin",         "aten.where.self",    "aten._to_copy"};
   if (ops.count(n.op())) return true;
   if (n.op() == "aten.mul.Scalar" || n.op() == "aten.leaky_relu") {
     // scaling by a power of two; not in f16/bf16, where results among the subnormals round
@@ -64,8 +65,7 @@ const ValueFacts& factsOf(const ir::Value* v, std::map<const ir::Value*, ValueFa
   if (auto it = memo.find(v); it != memo.end()) return it->second;
   ValueFacts f;
   auto note = [&](ir::DType t) {
-    if (ir::isFloating(t) && (!f.leastPrecise || precisionRank(t) < precisionRank(*f.leastPrecise)))
-      f.leastPrecise = t;
+    if (ir::isFloating(t) && (!f.leastPrecise || precisionRank(t) < precisionRank(*f.leastPrecise))) f.leastPrecise = t;
   };
   note(v->type().dtype);
   if (const ir::Node* n = v->producer()) {
@@ -117,8 +117,8 @@ std::string Failure::describe() const {
   return oneLine;
 }
 
-Failure checkFuzzGraph(const plugin::Device& device, const std::shared_ptr<const ir::Context>& ctx,
-                       const ir::Graph& g, uint64_t seed) {
+Failure checkFuzzGraph(const plugin::Device& device, const std::shared_ptr<const ir::Context>& ctx, const ir::Graph& g,
+                       uint64_t seed) {
   // inputs drawn for the graph as written (what the model tier would run), then only what
   // the outputs need is run: an unused input's dtype need not be claimed
   const std::vector<exec::HostTensor> all = randomInputs(g, seed);
@@ -134,8 +134,8 @@ Failure checkFuzzGraph(const plugin::Device& device, const std::shared_ptr<const
   for (const auto* vs : {&live->inputs(), &live->outputs()})
     for (const ir::Value* v : *vs)
       if (!device.caps().supports(v->type().dtype))
-        return {Failure::Kind::kSkip, "the device does not claim " + std::string(ir::dtypeName(v->type().dtype)) +
-                                          " (" + v->ref() + ")"};
+        return {Failure::Kind::kSkip,
+                "the device does not claim " + std::string(ir::dtypeName(v->type().dtype)) + " (" + v->ref() + ")"};
   auto got = runOnDevice(device, *ctx, *live, inputs);
   if (!got.isOk()) return {Failure::Kind::kError, got.status().toString()};
   auto want = exec::ReferenceExecutor(ctx).run(*live, inputs);

@@ -32,7 +32,7 @@ struct Failure {
     kMismatch,   ///< outputs differ beyond the tolerance
     kReference,  ///< the reference executor failed (the graph, not the device, is wrong)
   } kind = Kind::kNone;
-  std::string text;  ///< the whole message
+  std::string text;       ///< the whole message
   double worstRatio = 0;  ///< a pass: the largest error / bound over the outputs (the tolerance's margin)
   /// The part that must stay the same while minimizing: for an error, its text with value
   /// names (%x), kernel names (k3) and plain numbers replaced by '#', so they may change as
@@ -48,8 +48,8 @@ struct Failure {
 /// g on the device against the reference, inputs randomInputs(g, seed), fuzzTolerances(g).
 /// Only what the outputs need runs (copyGraph): an unused input is dropped with its data,
 /// so a device need not claim its dtype.
-Failure checkFuzzGraph(const plugin::Device& device, const std::shared_ptr<const ir::Context>& ctx,
-                       const ir::Graph& g, uint64_t seed);
+Failure checkFuzzGraph(const plugin::Device& device, const std::shared_ptr<const ir::Context>& ctx, const ir::Graph& g,
+                       uint64_t seed);
 
 /// The command line that checks (or minimizes) a graph on this device, for messages:
 /// "plugsdk-fuzz VERB --plugin PATH --device N --seed S".

@@ -29,8 +29,8 @@ struct Val {
   std::string name;
   DType dtype;
   Shape shape;
-  double mag;   ///< an upper estimate of max |value|
-  bool exact;   ///< computed without rounding from the inputs
+  double mag;  ///< an upper estimate of max |value|
+  bool exact;  ///< computed without rounding from the inputs
   bool input;
   int uses = 0;
 };
@@ -118,11 +118,14 @@ class Generator {
       ft_ = *o_.floatType;
     } else if (total > 0) {
       int r = uniform(0, total - 1);
-      for (auto& [t, w] : floats)
-        if (claimed(t) && (r -= w) < 0) {
+      for (auto& [t, w] : floats) {
+        if (!claimed(t)) continue;
+        r -= w;
+        if (r < 0) {
           ft_ = t;
           break;
         }
+      }
     }
     // half types round every op's result: keep their values smaller (docs: tolerances)
     magLimit_ = ft_ == DType::kF16 || ft_ == DType::kBF16 ? 8 : 32;
@@ -219,17 +222,28 @@ class Generator {
 
   void step() {
     const int r = uniform(0, 99);
-    if (r < 28) unary(pickOperand());
-    else if (r < 55) binary(pickOperand());
-    else if (r < 70) view(pickOperand());
-    else if (r < 79) reduction(pickOperand());
-    else if (r < 82) softmax(pickOperand());
-    else if (r < 86) where(pickOperand());
-    else if (r < 89) cat(pickOperand());
-    else if (r < 92 && o_.matmul) matmul(pickOperand());
-    else if (r < 94) siblings(pickOperand());
-    else if (r < 97) castProbe(pickOperand());
-    else normalize(pickOperand());
+    if (r < 28)
+      unary(pickOperand());
+    else if (r < 55)
+      binary(pickOperand());
+    else if (r < 70)
+      view(pickOperand());
+    else if (r < 79)
+      reduction(pickOperand());
+    else if (r < 82)
+      softmax(pickOperand());
+    else if (r < 86)
+      where(pickOperand());
+    else if (r < 89)
+      cat(pickOperand());
+    else if (r < 92 && o_.matmul)
+      matmul(pickOperand());
+    else if (r < 94)
+      siblings(pickOperand());
+    else if (r < 97)
+      castProbe(pickOperand());
+    else
+      normalize(pickOperand());
   }
 
   // --- pointwise ---
@@ -259,8 +273,7 @@ class Generator {
         return emit("aten.exp", {y}, "", dt, a.shape, std::exp(v(y).mag), false);
       }
       case 8: return emit("aten.erf", {x}, "", dt, a.shape, 1, false);
-      case 9:
-        return emit("aten.gelu", {x}, chance(0.5) ? "approximate = \"tanh\"" : "", dt, a.shape, a.mag, false);
+      case 9: return emit("aten.gelu", {x}, chance(0.5) ? "approximate = \"tanh\"" : "", dt, a.shape, a.mag, false);
       case 10: return emit("aten.silu", {x}, "", dt, a.shape, a.mag, false);
       case 11:
         return emit("aten.leaky_relu", {x}, "negative_slope = 0.125", dt, a.shape, a.mag, a.exact && scalesExactly(dt));
@@ -489,8 +502,7 @@ class Generator {
           const int64_t i = uniform(static_cast<int>(-n), static_cast<int>(n) - 1);
           Shape s = a.shape;
           s.erase(s.begin() + d);
-          return same("aten.select.int", "dim = " + std::to_string(dimArg(d, r)) + ", index = " + std::to_string(i),
-                      s);
+          return same("aten.select.int", "dim = " + std::to_string(dimArg(d, r)) + ", index = " + std::to_string(i), s);
         }
         [[fallthrough]];
       case 6: {
@@ -528,8 +540,8 @@ class Generator {
       if (claimed(t) && t != v(x).dtype) others.push_back(t);
     if (others.empty()) return unary(x);
     const DType t = pick(others);
-    const int c = emit("aten._to_copy", {x}, "dtype = " + std::string(ir::dtypeName(t)), t, v(x).shape, v(x).mag,
-                       v(x).exact);
+    const int c =
+        emit("aten._to_copy", {x}, "dtype = " + std::string(ir::dtypeName(t)), t, v(x).shape, v(x).mag, v(x).exact);
     if (chance(0.3)) return c;
     return emit("aten._to_copy", {c}, "dtype = " + std::string(ir::dtypeName(ft_)), ft_, v(c).shape, v(c).mag,
                 v(c).exact);
@@ -568,7 +580,8 @@ class Generator {
       if (!claimed(DType::kI64) || a.mag * static_cast<double>(count) > 2000) return unary(x);
       return emit("aten.sum.dim_IntList", {x}, attrs, DType::kI64, s, a.mag * static_cast<double>(count), true);
     }
-    if (kind == 2) return emit("aten.sum.dim_IntList", {x}, attrs, a.dtype, s, a.mag * static_cast<double>(count), false);
+    if (kind == 2)
+      return emit("aten.sum.dim_IntList", {x}, attrs, a.dtype, s, a.mag * static_cast<double>(count), false);
     return emit("aten.mean.dim", {x}, attrs, a.dtype, s, a.mag, false);
   }
 

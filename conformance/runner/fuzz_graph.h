@@ -15,11 +15,11 @@ namespace plugsdk::conformance {
 /// Bounds on a generated graph. The defaults keep one graph to a few milliseconds on a
 /// host-interpreting plugin.
 struct FuzzOptions {
-  int minOps = 3;                ///< ops drawn per graph (helper nodes such as abs before log come on top)
+  int minOps = 3;  ///< ops drawn per graph (helper nodes such as abs before log come on top)
   int maxOps = 14;
-  int maxInputs = 4;             ///< 1..maxInputs graph inputs
-  int64_t maxElements = 2048;    ///< no value of the graph has more elements
-  bool matmul = true;            ///< occasionally aten.mm / aten.bmm
+  int maxInputs = 4;                   ///< 1..maxInputs graph inputs
+  int64_t maxElements = 2048;          ///< no value of the graph has more elements
+  bool matmul = true;                  ///< occasionally aten.mm / aten.bmm
   std::optional<ir::DType> floatType;  ///< the graph's float dtype (default: drawn among the claimed ones)
 };
 

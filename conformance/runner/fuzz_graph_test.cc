@@ -45,14 +45,32 @@ TEST(FuzzGraph, EveryGeneratedGraphParsesAndCoversTheVocabulary) {
     }
   }
   EXPECT_EQ(rejected, 0);
-  for (const char* op : {"aten.add.Tensor", "aten.mul.Tensor", "aten.div.Tensor", "aten.exp", "aten.tanh",
-                         "aten.permute", "aten.transpose.int", "aten.slice.Tensor", "aten.expand", "aten.reshape",
-                         "aten.view", "aten.select.int", "aten.unsqueeze", "aten.sum.dim_IntList", "aten.mean.dim",
-                         "aten.amax", "aten.amin", "aten._softmax", "aten.where.self", "aten.cat", "aten.mm",
-                         "aten.bmm", "aten._to_copy"})
+  for (const char* op : {"aten.add.Tensor",
+                         "aten.mul.Tensor",
+                         "aten.div.Tensor",
+                         "aten.exp",
+                         "aten.tanh",
+                         "aten.permute",
+                         "aten.transpose.int",
+                         "aten.slice.Tensor",
+                         "aten.expand",
+                         "aten.reshape",
+                         "aten.view",
+                         "aten.select.int",
+                         "aten.unsqueeze",
+                         "aten.sum.dim_IntList",
+                         "aten.mean.dim",
+                         "aten.amax",
+                         "aten.amin",
+                         "aten._softmax",
+                         "aten.where.self",
+                         "aten.cat",
+                         "aten.mm",
+                         "aten.bmm",
+                         "aten._to_copy"})
     EXPECT_GT(ops[op], 0) << op << " never generated";
-  for (ir::DType t : {ir::DType::kF32, ir::DType::kF64, ir::DType::kF16, ir::DType::kBF16, ir::DType::kBool,
-                      ir::DType::kI64})
+  for (ir::DType t :
+       {ir::DType::kF32, ir::DType::kF64, ir::DType::kF16, ir::DType::kBF16, ir::DType::kBool, ir::DType::kI64})
     EXPECT_TRUE(dtypes.count(t)) << ir::dtypeName(t) << " never produced";
 }
 

@@ -58,7 +58,9 @@ bool writeFile(const std::string& path, const std::string& text) {
 /// Minimizes g (which fails as `original`) and writes it to `path` with its rerun command.
 bool minimizeTo(const plugin::Device& device, const std::shared_ptr<const ir::Context>& ctx, const ir::Graph& g,
                 uint64_t seed, const Failure& original, const std::string& origin, const std::string& path) {
-  const StillFails stillFails = [&](const ir::Graph& c) { return checkFuzzGraph(device, ctx, c, seed).sameAs(original); };
+  const StillFails stillFails = [&](const ir::Graph& c) {
+    return checkFuzzGraph(device, ctx, c, seed).sameAs(original);
+  };
   auto small = minimizeGraph(*ctx, g, stillFails, [](const std::string& line) {
     std::printf("    %s\n", line.c_str());
     std::fflush(stdout);
@@ -70,8 +72,8 @@ bool minimizeTo(const plugin::Device& device, const std::shared_ptr<const ir::Co
   const Failure now = checkFuzzGraph(device, ctx, *small, seed);
   const std::string rerun = fuzzCommand("check", device, seed) + " " + path;
   const std::string header = "# minimized by plugsdk-fuzz from " + origin + ": " + std::to_string(g.nodes().size()) +
-                             " nodes -> " + std::to_string(small->nodes().size()) + "\n# fails with: " +
-                             now.describe() + "\n# rerun: " + rerun + "\n";
+                             " nodes -> " + std::to_string(small->nodes().size()) +
+                             "\n# fails with: " + now.describe() + "\n# rerun: " + rerun + "\n";
   if (!writeFile(path, header + text::printGraph(*small))) {
     std::fprintf(stderr, "plugsdk-fuzz: cannot write %s\n", path.c_str());
     return false;
@@ -191,17 +193,27 @@ int main(int argc, char** argv) {
     const std::string& a = args[i];
     const bool hasValue = i + 1 < args.size();
     try {
-      if (a == "--plugin" && hasValue) o.plugin = args[++i];
-      else if (a == "--device" && hasValue) o.device = static_cast<uint32_t>(std::stoul(args[++i]));
-      else if (a == "--seed" && hasValue) o.seed = std::stoull(args[++i]);
-      else if (a == "--seconds" && hasValue) o.seconds = std::stod(args[++i]);
-      else if (a == "--count" && hasValue) o.count = std::stoull(args[++i]);
-      else if (a == "--out" && hasValue) o.out = args[++i];
-      else if (a == "--float" && hasValue && ir::parseDType(args[i + 1]) && ir::isFloating(*ir::parseDType(args[i + 1])))
+      if (a == "--plugin" && hasValue)
+        o.plugin = args[++i];
+      else if (a == "--device" && hasValue)
+        o.device = static_cast<uint32_t>(std::stoul(args[++i]));
+      else if (a == "--seed" && hasValue)
+        o.seed = std::stoull(args[++i]);
+      else if (a == "--seconds" && hasValue)
+        o.seconds = std::stod(args[++i]);
+      else if (a == "--count" && hasValue)
+        o.count = std::stoull(args[++i]);
+      else if (a == "--out" && hasValue)
+        o.out = args[++i];
+      else if (a == "--float" && hasValue && ir::parseDType(args[i + 1]) &&
+               ir::isFloating(*ir::parseDType(args[i + 1])))
         o.fuzz.floatType = ir::parseDType(args[++i]);
-      else if (a == "--generated") o.generated = true;
-      else if (a == "--print") o.print = true;
-      else if (!a.empty() && a[0] != '-' && o.graph.empty() && o.verb != "run") o.graph = a;
+      else if (a == "--generated")
+        o.generated = true;
+      else if (a == "--print")
+        o.print = true;
+      else if (!a.empty() && a[0] != '-' && o.graph.empty() && o.verb != "run")
+        o.graph = a;
       else {
         std::fprintf(stderr, "plugsdk-fuzz: unknown or incomplete option '%s'\n%s", a.c_str(), kUsage);
         return 2;

@@ -48,10 +48,10 @@ class Minimizer {
 
   ir::Graph run() {
     say(nodes(cur_.nodes().size()));
-    while (unusedInputsPass() || prefixPass() || outputsPass() || suffixPass() || cutPass() || bypassPass() || sizePass()) {
+    while (unusedInputsPass() || prefixPass() || outputsPass() || suffixPass() || cutPass() || bypassPass() ||
+           sizePass()) {
     }
-    say("done: " + nodes(cur_.nodes().size()) + ", " + std::to_string(tested_) +
-        " candidates tried");
+    say("done: " + nodes(cur_.nodes().size()) + ", " + std::to_string(tested_) + " candidates tried");
     return std::move(cur_);
   }
 
@@ -189,8 +189,8 @@ class Minimizer {
         auto c = v->type().shape[d].constant();
         if (!c || *c <= 1) continue;
         for (int64_t to : {int64_t{1}, *c / 2})
-          if (to < *c && attempt(resized(*c, to, v, d), v->ref() + " dim " + std::to_string(d) + " -> " +
-                                                            std::to_string(to)))
+          if (to < *c &&
+              attempt(resized(*c, to, v, d), v->ref() + " dim " + std::to_string(d) + " -> " + std::to_string(to)))
             return true;
       }
     return false;
@@ -208,8 +208,8 @@ class Minimizer {
 StatusOr<ir::Graph> rebuildGraph(const ir::Context& ctx, const ir::Graph& g, const GraphEdit& edit) {
   const std::set<const ir::Value*> cut(edit.asInputs.begin(), edit.asInputs.end());
   std::vector<const ir::Value*> outs;
-  for (const ir::Value* o : edit.outputs.empty() ? std::vector<const ir::Value*>(g.outputs().begin(), g.outputs().end())
-                                                 : edit.outputs) {
+  for (const ir::Value* o :
+       edit.outputs.empty() ? std::vector<const ir::Value*>(g.outputs().begin(), g.outputs().end()) : edit.outputs) {
     const ir::Value* r = resolve(edit, o);
     if (std::find(outs.begin(), outs.end(), r) == outs.end()) outs.push_back(r);
   }

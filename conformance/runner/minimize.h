@@ -20,11 +20,11 @@ using MinimizeProgress = std::function<void(const std::string&)>;
 
 /// One edit of a graph, applied by rebuildGraph. Values are those of the graph being edited.
 struct GraphEdit {
-  std::vector<const ir::Value*> outputs;           ///< the new outputs (empty: keep the graph's)
-  std::vector<const ir::Value*> asInputs;          ///< values that become graph inputs of the same type
-  std::vector<std::pair<const ir::Value*, const ir::Value*>> replace;  ///< uses of .first read .second
+  std::vector<const ir::Value*> outputs;   ///< the new outputs (empty: keep the graph's)
+  std::vector<const ir::Value*> asInputs;  ///< values that become graph inputs of the same type
+  std::vector<std::pair<const ir::Value*, const ir::Value*>> replace;   ///< uses of .first read .second
   std::vector<std::pair<const ir::Value*, ir::TensorType>> inputTypes;  ///< new types for inputs
-  bool keepInputs = false;  ///< keep every input of the graph, used or not
+  bool keepInputs = false;                                              ///< keep every input of the graph, used or not
 };
 
 /// A new graph: the edit applied, everything the outputs do not need dropped (unused inputs

@@ -111,8 +111,7 @@ TEST(Minimize, ShrinksSizesOnlyWhileTheFailureNeedsNothingBigger) {
 })");
   auto wide = [](const ir::Graph& c) {
     for (const auto& n : c.nodes())
-      if (n->op() == "aten.sum.dim_IntList" && n->inputs()[0]->type().shape[1].constant().value_or(0) >= 5)
-        return true;
+      if (n->op() == "aten.sum.dim_IntList" && n->inputs()[0]->type().shape[1].constant().value_or(0) >= 5) return true;
     return false;
   };
   auto small = minimizeGraph(*ctx(), g, wide);
