@@ -658,7 +658,7 @@ class Generator {
       a = v(x);
     }
     const size_t m = batched ? 1 : 0;
-    const int64_t rows = a.shape[m], k = a.shape[m + 1];
+    const int64_t k = a.shape[m + 1];
     int y;
     if (numInputs_ < o_.maxInputs && chance(0.6)) {
       Shape w = {k, uniform(1, 33)};
@@ -673,7 +673,6 @@ class Generator {
     Shape s = a.shape;
     s[m + 1] = v(y).shape[m + 1];
     if (numel(s) > o_.maxElements) return unary(x);
-    (void)rows;
     return emit(batched ? "aten.bmm" : "aten.mm", {x, y}, "", a.dtype, s,
                 static_cast<double>(k) * a.mag * std::max(v(y).mag, 1.0), false);
   }
