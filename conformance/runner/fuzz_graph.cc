@@ -33,7 +33,20 @@ struct Val {
   bool exact;  ///< computed without rounding from the inputs
   bool input;
   int uses = 0;
+  DType least = DType::kF64;  ///< the least precise float dtype it was computed through (f64: none)
 };
+
+/// Lower is less precise; integers count as exact, like f64.
+int precisionRank(DType t) { return t == DType::kBF16 ? 0 : t == DType::kF16 ? 1 : t == DType::kF32 ? 2 : 3; }
+
+/// The unit roundoff of a float dtype, and the fuzz tolerance of values computed through it
+/// (fuzzTolerances in fuzz_check.h).
+double unitRoundoff(DType t) {
+  return t == DType::kBF16 ? 0x1p-8 : t == DType::kF16 ? 0x1p-11 : t == DType::kF32 ? 0x1p-24 : 0x1p-53;
+}
+double relativeTolerance(DType t) {
+  return t == DType::kBF16 ? 8e-2 : t == DType::kF16 ? 1e-2 : t == DType::kF32 ? 1e-4 : 1e-10;
+}
 
 int64_t numel(const Shape& s) { return std::accumulate(s.begin(), s.end(), int64_t{1}, std::multiplies<>()); }
 
@@ -156,7 +169,8 @@ class Generator {
 
   int addInput(DType dt, Shape shape) {
     const bool exactInts = !ir::isFloating(dt);
-    vals_.push_back({"x" + std::to_string(numInputs_++), dt, std::move(shape), exactInts ? 2.0 : 5.0, true, true});
+    vals_.push_back({"x" + std::to_string(numInputs_++), dt, std::move(shape), exactInts ? 2.0 : 5.0, true, true, 0,
+                     ir::isFloating(dt) ? dt : DType::kF64});
     return static_cast<int>(vals_.size()) - 1;
   }
 
@@ -182,7 +196,10 @@ class Generator {
     }
     line += ")" + (attrs.empty() ? "" : " {" + attrs + "}") + " : " + typeText(dt, shape) + "\n";
     body_ += line;
-    vals_.push_back({"v" + std::to_string(numNodes_++), dt, std::move(shape), mag, exact, false});
+    DType least = ir::isFloating(dt) ? dt : DType::kF64;
+    for (int a : args)
+      if (precisionRank(v(a).least) < precisionRank(least)) least = v(a).least;
+    vals_.push_back({"v" + std::to_string(numNodes_++), dt, std::move(shape), mag, exact, false, 0, least});
     return static_cast<int>(vals_.size()) - 1;
   }
   const Val& v(int i) const { return vals_[static_cast<size_t>(i)]; }
@@ -580,7 +597,13 @@ class Generator {
       if (!claimed(DType::kI64) || a.mag * static_cast<double>(count) > 2000) return unary(x);
       return emit("aten.sum.dim_IntList", {x}, attrs, DType::kI64, s, a.mag * static_cast<double>(count), true);
     }
-    if (kind == 2)
+    // A sum adds up the rounding errors its operands carry, and they can be coherent (x minus
+    // its own rounded mean sums to about 0 plus count times the mean's error), while the
+    // tolerance only scales with the result: sum only while count x |x| x u stays well within
+    // it, else take the mean (whose error is the operands' average error).
+    const double u = a.exact ? unitRoundoff(DType::kF32) : unitRoundoff(a.least);
+    const bool sumOk = static_cast<double>(count) * a.mag * u * 2 <= relativeTolerance(a.least);
+    if (kind == 2 && sumOk)
       return emit("aten.sum.dim_IntList", {x}, attrs, a.dtype, s, a.mag * static_cast<double>(count), false);
     return emit("aten.mean.dim", {x}, attrs, a.dtype, s, a.mag, false);
   }
