@@ -68,6 +68,9 @@ void addFusionCases(Suite& suite);
 /// The dynamic tier (dynamic_cases.cc): kernels with symbolic sizes at several concrete sizes.
 void addDynamicCases(Suite& suite);
 
+/// The fuzz tier (fuzz_cases.cc): seeded random graphs vs the reference executor.
+void addFuzzCases(Suite& suite);
+
 /// Every tier.
 inline Suite makeSuite() {
   Suite s;
@@ -76,6 +79,7 @@ inline Suite makeSuite() {
   addFusionCases(s);
   addModelCases(s);
   addDynamicCases(s);
+  addFuzzCases(s);
   return s;
 }
 
