@@ -57,11 +57,14 @@ def test_a_hanging_kernel_fails_its_case_and_the_run_finishes(tmp_path: pathlib.
     mlp = next(c for c in rep["cases"] if c["name"] == "model.mlp")
     assert mlp["status"] == "failed" and mlp["error"] == "timed out after 2 s", mlp
     assert 1900 <= mlp["time_ms"] < 10000, mlp
-    # the cases after it ran in a new worker and gave what they give on a plugin that does not hang
+    # every case that reaches a launch times out, each in its own worker; the others give what
+    # they give on a plugin whose launches merely return an error
     base = baseline(tmp_path, "model")
     assert statuses(rep) == statuses(base)
-    errors = {c["name"]: c["error"] for c in rep["cases"] if c["name"] != "model.mlp"}
-    assert errors == {c["name"]: c["error"] for c in base["cases"] if c["name"] != "model.mlp"}
+    launched = {c["name"] for c in base["cases"] if "hardware fault" in c["error"]}
+    assert "model.mlp" in launched and len(launched) >= 2, launched
+    for c, b in zip(rep["cases"], base["cases"]):
+        assert c["error"] == ("timed out after 2 s" if c["name"] in launched else b["error"]), (c, b)
     assert "timed out after 2 s" in r.stdout and "0 passed, 3 failed, 5 skipped" in r.stdout
     assert (tmp_path / "report.html").exists() and (tmp_path / "junit.xml").exists()
     assert elapsed < 60, elapsed
@@ -78,8 +81,11 @@ def test_a_crashing_kernel_fails_its_case_and_the_rest_still_runs(tmp_path: path
     # launches merely return an error; the ABI tier's memory round trips pass
     base = baseline(tmp_path, "abi,model")
     assert statuses(rep) == statuses(base)
-    assert {c["name"]: c["error"].replace("fault_crash", "fault_launch") for c in rep["cases"]
-            if c["name"] != "model.mlp"} == {c["name"]: c["error"] for c in base["cases"] if c["name"] != "model.mlp"}
+    launched = {c["name"] for c in base["cases"] if "hardware fault" in c["error"]}
+    assert "model.mlp" in launched and len(launched) >= 2, launched
+    for c, b in zip(rep["cases"], base["cases"]):
+        want = "crashed: SIGSEGV (signal 11)" if c["name"] in launched else b["error"]
+        assert c["error"].replace("fault_crash", "fault_launch") == want, (c, b)
     got = statuses(rep)
     assert all(got[f"abi.memory.roundtrip.{n}"] == "passed" for n in (0, 1, 7, 4096, 16777216)), got
     assert got["model.transformer_encoder"] == "failed"  # ran after the crash, in a new worker

@@ -45,3 +45,12 @@ def test_a_device_that_fails_launches_fails_the_fusion_and_dynamic_tiers():
     assert r.returncode == 1, r.stdout
     assert "the kernel hit a hardware fault" in r.stdout
     assert r.stdout.splitlines()[-1].startswith("0 passed"), r.stdout.splitlines()[-1]
+
+
+def test_bool_predicates_need_no_bool_claim():
+    # fault_launch claims f32 only; a padded concat masks its loads with bool predicates: the
+    # program must compile and reach the launch (which fails on purpose), not be refused for bool
+    r = run("--plugin", str(BUILD / "test_plugins" / "libplugsdk_fault_launch.so"), "--tier", "fusion",
+            "--filter", "inline.views_pad_concat.f32")
+    assert r.returncode == 1, r.stdout
+    assert "the kernel hit a hardware fault" in r.stdout and "uses dtype bool" not in r.stdout, r.stdout

@@ -56,19 +56,27 @@ DeviceProgram::~DeviceProgram() = default;
 
 namespace {
 
+/// The dtypes of a kernel's values that need the device's claim. Not the kernel language's
+/// own: bool predicates (comparisons, load masks, WHERE and CHECK operands) and i64 index
+/// values (INDEX results and integer constants compared with them), which a padded
+/// convolution or a concat makes in every kernel that reads across a boundary.
 void collectDTypes(const std::vector<kernel::Stmt>& body, std::set<ir::DType>& out) {
   for (const kernel::Stmt& s : body) {
-    if (s.kind != kernel::StmtKind::kStore && s.kind != kernel::StmtKind::kLoop && s.kind != kernel::StmtKind::kCheck)
+    const bool indexValue =
+        s.dtype == ir::DType::kI64 && (s.kind == kernel::StmtKind::kIndex || s.kind == kernel::StmtKind::kConst);
+    if (s.kind != kernel::StmtKind::kStore && s.kind != kernel::StmtKind::kLoop && s.kind != kernel::StmtKind::kCheck &&
+        s.dtype != ir::DType::kBool && !indexValue)
       out.insert(s.dtype);
     collectDTypes(s.body, out);
   }
 }
 
-/// Every dtype a kernel loads, computes or stores must be one the device claims.
+/// Every dtype a kernel keeps in memory or computes in must be one the device claims (but
+/// predicates and index values, above).
 Status checkKernelDTypes(const Device& device, const kernel::Kernel& k, const std::string& where) {
   std::set<ir::DType> used;
-  for (const kernel::Arg& a : k.args) used.insert(a.dtype);
   collectDTypes(k.body, used);
+  for (const kernel::Arg& a : k.args) used.insert(a.dtype);
   for (ir::DType t : used)
     if (!device.caps().supports(t))
       return unimplemented(where + " (kernel " + k.name + ") uses dtype " + std::string(ir::dtypeName(t)) +
