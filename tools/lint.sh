@@ -2,7 +2,7 @@
 # Style and layering checks (inside the toolbox):
 #   no-vendor-names   no device or vendor name under core/ (capabilities are data)
 #   clang-format      every C/C++ file is formatted per .clang-format
-#   clang-tidy        the checks in .clang-tidy, over core/ (needs compile_commands.json)
+#   clang-tidy        the checks in .clang-tidy, over core/, sdk/ and conformance/ (needs compile_commands.json)
 # --fix reformats in place instead of checking. --junit FILE writes a JUnit report.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,9 +26,10 @@ out=$(clang-format-19 --dry-run --Werror "${files[@]}" 2>&1 | head -40)
 if [ -n "$out" ]; then result[clang-format]=fail; detail[clang-format]="$out
 (run 'make format' to fix)"; else result[clang-format]=pass; fi
 
-# 3. clang-tidy over the core sources (warnings are errors via .clang-tidy).
+# 3. clang-tidy over the core's, the SDK's and the conformance suite's sources (warnings are
+#    errors via .clang-tidy).
 if [ -f "$BUILD_DIR/compile_commands.json" ]; then
-  mapfile -t srcs < <(git ls-files 'core/*.cc' | grep -v '_test.cc$')
+  mapfile -t srcs < <(git ls-files 'core/*.cc' 'sdk/*.cc' 'conformance/*.cc' | grep -v '_test.cc$')
   out=$(printf '%s\n' "${srcs[@]}" | xargs -P "$(nproc)" -n 4 clang-tidy-19 -p "$BUILD_DIR" --quiet 2>/dev/null | grep -E 'warning:|error:' | sort -u | head -40)
   if [ -n "$out" ]; then result[clang-tidy]=fail; detail[clang-tidy]=$out; else result[clang-tidy]=pass; fi
 else
