@@ -93,9 +93,8 @@ class Run {
         ASSIGN_OR_RETURN(int64_t n, evalSize(b.numel, s_, "buffer %" + b.name + " size"));
         hi = lo + n * dtypeBytes(b.dtype);
         if (lo < 0 || hi > arena)
-          return internalError("memory plan: %" + b.name + " (bytes " + std::to_string(lo) + ".." +
-                               std::to_string(hi) + ") lies outside the arena of " + std::to_string(arena) +
-                               " bytes");
+          return internalError("memory plan: %" + b.name + " (bytes " + std::to_string(lo) + ".." + std::to_string(hi) +
+                               ") lies outside the arena of " + std::to_string(arena) + " bytes");
       }
       begin_.push_back(lo);
       end_.push_back(hi);
@@ -107,8 +106,9 @@ class Run {
         const Buffer &x = p_.buffers[a], &y = p_.buffers[b];
         if (x.role != BufferRole::kTemp || y.role != BufferRole::kTemp) continue;
         if (x.slot == y.slot ? begin_[a] != begin_[b] : overlap(static_cast<int>(a), static_cast<int>(b)))
-          return internalError("memory plan: " + where(static_cast<int>(a)) + " and " + where(static_cast<int>(b)) +
-                               (x.slot == y.slot ? " share a slot at different offsets" : " overlap in different slots"));
+          return internalError(
+              "memory plan: " + where(static_cast<int>(a)) + " and " + where(static_cast<int>(b)) +
+              (x.slot == y.slot ? " share a slot at different offsets" : " overlap in different slots"));
       }
     // Temporaries on exactly the same bytes share storage, so an in-place update is literal.
     for (size_t b = 0; b < p_.buffers.size(); ++b) {
@@ -170,7 +170,7 @@ class Run {
   /// a step reads still holds what was last written to it, no two results of a step overlap,
   /// and a result overlaps an operand of the same step only where the kernel updates it in
   /// place (inPlaceLegal). A device runs the plan literally, so each violation is a wrong
-  /// result there even though this interpreter keeps every buffer in storage of its own.
+  /// result there, though here only buffers on exactly the same bytes share storage.
   Status checkStep(const Step& s) const {
     const std::vector<Use> uses = usesOf(s);
     for (const Use& u : uses)  // an argument the kernel both writes and reads may be its own, new result
@@ -200,8 +200,8 @@ class Run {
       clobberedBy_[static_cast<size_t>(w.buffer)] = -1;
       everWritten_[static_cast<size_t>(w.buffer)] = true;
       for (size_t o = 0; o < p_.buffers.size(); ++o)
-        if (static_cast<int>(o) != w.buffer && isTemp(static_cast<int>(o)) && everWritten_[o] &&
-            clobberedBy_[o] < 0 && overlap(w.buffer, static_cast<int>(o)))
+        if (static_cast<int>(o) != w.buffer && isTemp(static_cast<int>(o)) && everWritten_[o] && clobberedBy_[o] < 0 &&
+            overlap(w.buffer, static_cast<int>(o)))
           clobberedBy_[o] = w.buffer;
     }
   }
@@ -209,7 +209,8 @@ class Run {
   Status steps() {
     for (size_t si = 0; si < p_.steps.size(); ++si) {
       const Step& s = p_.steps[si];
-      if (Status a = checkStep(s); !a.isOk()) return a.withContext("step " + std::to_string(si) + " (" + s.origin + ")");
+      if (Status a = checkStep(s); !a.isOk())
+        return a.withContext("step " + std::to_string(si) + " (" + s.origin + ")");
       Status st = s.kind == Step::Kind::kLaunch ? launch(s.launch.kernel, s.launch.args, nullptr) : call(s.call);
       if (!st.isOk()) return st.withContext("step " + std::to_string(si) + " (" + s.origin + ")");
       wrote(s);
@@ -340,7 +341,7 @@ class Run {
   Symbols s_;
   std::vector<exec::HostTensor> storage_;
   std::vector<int64_t> begin_, end_;  ///< temporaries: byte range in the arena
-  std::vector<int> memoryOf_;  ///< the buffer whose storage each buffer uses (itself, or a temp on its bytes)
+  std::vector<int> memoryOf_;         ///< the buffer whose storage each buffer uses (itself, or a temp on its bytes)
   std::vector<bool> everWritten_;
   std::vector<int> clobberedBy_;  ///< the temporary last written over this one, or -1
 };
