@@ -1,7 +1,9 @@
-// ProgramInterpreter: symbol binding, buffer storage, steps in order, slot-ownership checks.
+// ProgramInterpreter: symbol binding, buffer storage, steps in order, and the memory-plan
+// checks on the arena's byte ranges.
 #include "core/sched/interpreter.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "core/exec/kernel_utils.h"
 #include "core/exec/reference_executor.h"
@@ -83,56 +85,135 @@ class Run {
         copyElement(inputs[i], linear, buf, exec::offsetOf(idx, strides));
       });
     }
-    owner_.assign(p_.buffers.size(), -1);
+    ASSIGN_OR_RETURN(int64_t arena, evalSize(p_.arenaBytes, s_, "arena size"));
+    for (const Buffer& b : p_.buffers) {
+      int64_t lo = 0, hi = 0;
+      if (b.role == BufferRole::kTemp) {
+        ASSIGN_OR_RETURN(lo, evalSize(b.offset, s_, "buffer %" + b.name + " offset"));
+        ASSIGN_OR_RETURN(int64_t n, evalSize(b.numel, s_, "buffer %" + b.name + " size"));
+        hi = lo + n * dtypeBytes(b.dtype);
+        if (lo < 0 || hi > arena)
+          return internalError("memory plan: %" + b.name + " (bytes " + std::to_string(lo) + ".." + std::to_string(hi) +
+                               ") lies outside the arena of " + std::to_string(arena) + " bytes");
+      }
+      begin_.push_back(lo);
+      end_.push_back(hi);
+    }
+    // Slots and offsets must agree (a backend may use either): one offset per slot, and
+    // different slots on disjoint bytes.
+    for (size_t a = 0; a < p_.buffers.size(); ++a)
+      for (size_t b = a + 1; b < p_.buffers.size(); ++b) {
+        const Buffer &x = p_.buffers[a], &y = p_.buffers[b];
+        if (x.role != BufferRole::kTemp || y.role != BufferRole::kTemp) continue;
+        if (x.slot == y.slot ? begin_[a] != begin_[b] : overlap(static_cast<int>(a), static_cast<int>(b)))
+          return internalError(
+              "memory plan: " + where(static_cast<int>(a)) + " and " + where(static_cast<int>(b)) +
+              (x.slot == y.slot ? " share a slot at different offsets" : " overlap in different slots"));
+      }
+    // Temporaries on exactly the same bytes share storage, so an in-place update is literal.
+    for (size_t b = 0; b < p_.buffers.size(); ++b) {
+      memoryOf_.push_back(static_cast<int>(b));
+      if (p_.buffers[b].role != BufferRole::kTemp || begin_[b] == end_[b]) continue;
+      for (size_t o = 0; o < b; ++o)
+        if (p_.buffers[o].role == BufferRole::kTemp && begin_[o] == begin_[b] && end_[o] == end_[b] &&
+            p_.buffers[o].dtype == p_.buffers[b].dtype) {
+          memoryOf_[b] = memoryOf_[o];
+          break;
+        }
+    }
+    everWritten_.assign(p_.buffers.size(), false);
+    clobberedBy_.assign(p_.buffers.size(), -1);
     return Status::ok();
   }
 
-  /// Within one step a temporary may only share memory with one it reads when the write is
-  /// an in-place-legal elementwise update.
-  Status checkAliasing(const Step& s) const {
-    std::vector<std::pair<int, bool>> uses;  // (buffer, written), from kernel args or call operands
+  /// One buffer a step touches: a kernel argument (kernel, arg) or a library operand (kernel -1).
+  struct Use {
+    int buffer = -1;
+    bool read = false;
+    bool written = false;
+    int kernel = -1;
+    int arg = -1;
+  };
+
+  std::vector<Use> usesOf(const Step& s) const {
+    std::vector<Use> uses;
     auto kernelUses = [&](int kernel, const std::vector<int>& bufs) {
       const kernel::Kernel& k = p_.kernels[static_cast<size_t>(kernel)];
       for (size_t i = 0; i < bufs.size(); ++i)
-        if (bufs[i] >= 0) uses.emplace_back(bufs[i], k.args[i].written);
+        if (bufs[i] >= 0) uses.push_back(Use{bufs[i], k.args[i].read, k.args[i].written, kernel, static_cast<int>(i)});
     };
     if (s.kind == Step::Kind::kLaunch) {
       kernelUses(s.launch.kernel, s.launch.args);
-    } else {
-      for (const auto& v : s.call.inputs)
-        if (v) uses.emplace_back(v->buffer, false);
-      for (const View& v : s.call.outputs)
-        if (v.buffer >= 0) uses.emplace_back(v.buffer, true);
-      if (s.call.epilogue >= 0) kernelUses(s.call.epilogue, s.call.epilogueArgs);
+      return uses;
     }
-    for (const auto& [w, written] : uses) {
-      if (!written) continue;
-      const Buffer& wb = p_.buffers[static_cast<size_t>(w)];
-      for (const auto& [r, rw] : uses) {
-        const Buffer& rb = p_.buffers[static_cast<size_t>(r)];
-        if (r == w || rw || wb.role != BufferRole::kTemp || rb.role != BufferRole::kTemp || wb.slot != rb.slot)
-          continue;
-        bool legal = false;
-        if (s.kind == Step::Kind::kLaunch) {
-          const auto& args = s.launch.args;
-          const int in = static_cast<int>(std::find(args.begin(), args.end(), r) - args.begin());
-          const int out = static_cast<int>(std::find(args.begin(), args.end(), w) - args.begin());
-          legal = inPlaceLegal(p_.kernels[static_cast<size_t>(s.launch.kernel)], in, out);
-        }
-        if (!legal)
-          return internalError("memory plan: %" + wb.name + " is written into arena slot " + std::to_string(wb.slot) +
-                               " while %" + rb.name + ", which the same step reads, still occupies it");
+    for (const auto& v : s.call.inputs)
+      if (v) uses.push_back(Use{v->buffer, true, false, -1, -1});
+    for (const View& v : s.call.outputs)
+      if (v.buffer >= 0) uses.push_back(Use{v.buffer, false, true, -1, -1});
+    if (s.call.epilogue >= 0) kernelUses(s.call.epilogue, s.call.epilogueArgs);
+    return uses;
+  }
+
+  bool isTemp(int b) const { return p_.buffers[static_cast<size_t>(b)].role == BufferRole::kTemp; }
+  /// Whether two temporaries' byte ranges in the arena intersect (empty ranges never do).
+  bool overlap(int a, int b) const {
+    const size_t x = static_cast<size_t>(a), y = static_cast<size_t>(b);
+    return begin_[x] < end_[x] && begin_[y] < end_[y] && begin_[x] < end_[y] && begin_[y] < end_[x];
+  }
+  std::string where(int b) const {
+    const Buffer& buf = p_.buffers[static_cast<size_t>(b)];
+    return "%" + buf.name + " (slot " + std::to_string(buf.slot) + ", bytes " +
+           std::to_string(begin_[static_cast<size_t>(b)]) + ".." + std::to_string(end_[static_cast<size_t>(b)]) + ")";
+  }
+
+  /// The memory plan, checked on the arena's real byte ranges (not slot numbers): everything
+  /// a step reads still holds what was last written to it, no two results of a step overlap,
+  /// and a result overlaps an operand of the same step only where the kernel updates it in
+  /// place (inPlaceLegal). A device runs the plan literally, so each violation is a wrong
+  /// result there, though here only buffers on exactly the same bytes share storage.
+  Status checkStep(const Step& s) const {
+    const std::vector<Use> uses = usesOf(s);
+    for (const Use& u : uses)  // an argument the kernel both writes and reads may be its own, new result
+      if (u.read && isTemp(u.buffer) && (!u.written || everWritten_[static_cast<size_t>(u.buffer)]))
+        RETURN_IF_ERROR(checkOwner(u.buffer));
+    for (const Use& w : uses) {
+      if (!w.written || !isTemp(w.buffer)) continue;
+      for (const Use& o : uses) {
+        if (o.buffer == w.buffer || !isTemp(o.buffer) || !overlap(w.buffer, o.buffer)) continue;
+        if (o.written)
+          return internalError("memory plan: %" + p_.buffers[static_cast<size_t>(w.buffer)].name + " and " +
+                               where(o.buffer) + " are both written by the same step and overlap in the arena");
+        const bool inPlace = w.kernel >= 0 && w.kernel == o.kernel &&
+                             inPlaceLegal(p_.kernels[static_cast<size_t>(w.kernel)], o.arg, w.arg);
+        if (!inPlace)
+          return internalError("memory plan: " + where(w.buffer) + " is written over " + where(o.buffer) +
+                               ", which the same step reads, and the write is not an in-place update");
       }
     }
     return Status::ok();
   }
 
+  /// After a step: what it wrote is current; every other temporary overlapping it is gone.
+  void wrote(const Step& s) {
+    for (const Use& w : usesOf(s)) {
+      if (!w.written || !isTemp(w.buffer)) continue;
+      clobberedBy_[static_cast<size_t>(w.buffer)] = -1;
+      everWritten_[static_cast<size_t>(w.buffer)] = true;
+      for (size_t o = 0; o < p_.buffers.size(); ++o)
+        if (static_cast<int>(o) != w.buffer && isTemp(static_cast<int>(o)) && everWritten_[o] && clobberedBy_[o] < 0 &&
+            overlap(w.buffer, static_cast<int>(o)))
+          clobberedBy_[o] = w.buffer;
+    }
+  }
+
   Status steps() {
     for (size_t si = 0; si < p_.steps.size(); ++si) {
       const Step& s = p_.steps[si];
-      if (Status a = checkAliasing(s); !a.isOk()) return a.withContext("step " + std::to_string(si));
+      if (Status a = checkStep(s); !a.isOk())
+        return a.withContext("step " + std::to_string(si) + " (" + s.origin + ")");
       Status st = s.kind == Step::Kind::kLaunch ? launch(s.launch.kernel, s.launch.args, nullptr) : call(s.call);
       if (!st.isOk()) return st.withContext("step " + std::to_string(si) + " (" + s.origin + ")");
+      wrote(s);
     }
     return Status::ok();
   }
@@ -142,7 +223,7 @@ class Run {
     for (const ProgramOutput& o : p_.outputs) {
       RETURN_IF_ERROR(checkOwner(o.buffer));
       ASSIGN_OR_RETURN(std::vector<int64_t> shape, evalShape(o.shape, s_, "output shape"));
-      const exec::HostTensor& buf = storage_[static_cast<size_t>(o.buffer)];
+      const exec::HostTensor& buf = mem(o.buffer);
       exec::HostTensor t(buf.dtype(), shape);
       for (int64_t i = 0; i < t.numel(); ++i) copyElement(buf, i, t, i);
       out.push_back(std::move(t));
@@ -151,37 +232,64 @@ class Run {
   }
 
  private:
-  /// A temporary is read only while it still owns its arena slot.
+  /// A temporary is read only while its bytes still hold what was last written to it.
   Status checkOwner(int b) const {
+    if (!isTemp(b)) return Status::ok();
     const Buffer& buf = p_.buffers[static_cast<size_t>(b)];
-    if (buf.role != BufferRole::kTemp) return Status::ok();
-    auto it = slotOwner_.find(buf.slot);
-    if (it == slotOwner_.end() || it->second != b)
-      return internalError("memory plan: %" + buf.name + " is read after its arena slot " + std::to_string(buf.slot) +
-                           " was given to " +
-                           (it == slotOwner_.end() ? std::string("nothing (never written)")
-                                                   : "%" + p_.buffers[static_cast<size_t>(it->second)].name));
+    if (!everWritten_[static_cast<size_t>(b)])
+      return internalError("memory plan: %" + buf.name + " is read before anything writes it");
+    const int by = clobberedBy_[static_cast<size_t>(b)];
+    if (by >= 0)
+      return internalError("memory plan: " + where(b) + " is read after " + where(by) + " was written over it");
     return Status::ok();
   }
-  void written(int b) {
-    const Buffer& buf = p_.buffers[static_cast<size_t>(b)];
-    if (buf.role == BufferRole::kTemp) slotOwner_[buf.slot] = b;
-  }
 
+  exec::HostTensor& mem(int b) { return storage_[static_cast<size_t>(memoryOf_[static_cast<size_t>(b)])]; }
+
+  /// Runs a kernel on the planned memory: an in-place update really overwrites its operand.
+  /// Such a launch first runs on private copies of everything it writes, and the two runs must
+  /// agree -- a check of the update by what it computes, independent of inPlaceLegal.
   Status launch(int kernel, const std::vector<int>& bufs, exec::HostTensor* acc) {
     const kernel::Kernel& k = p_.kernels[static_cast<size_t>(kernel)];
     std::vector<exec::HostTensor*> args;
+    std::vector<size_t> aliased;  // written arguments whose memory another argument also uses
     for (size_t i = 0; i < bufs.size(); ++i) {
       if (bufs[i] < 0) {
         args.push_back(acc);
         continue;
       }
-      if (k.args[i].read && !k.args[i].written) RETURN_IF_ERROR(checkOwner(bufs[i]));
-      args.push_back(&storage_[static_cast<size_t>(bufs[i])]);
+      args.push_back(&mem(bufs[i]));
+      if (!k.args[i].written) continue;
+      for (size_t j = 0; j < bufs.size(); ++j)
+        if (j != i && bufs[j] >= 0 && bufs[j] != bufs[i] &&
+            memoryOf_[static_cast<size_t>(bufs[j])] == memoryOf_[static_cast<size_t>(bufs[i])]) {
+          aliased.push_back(i);
+          break;
+        }
     }
-    RETURN_IF_ERROR(kernel::runKernel(k, args, s_));
+    if (aliased.empty()) return kernel::runKernel(k, args, s_);
+    std::vector<exec::HostTensor> copies;
+    copies.reserve(bufs.size());
+    std::vector<exec::HostTensor*> privateArgs = args;
     for (size_t i = 0; i < bufs.size(); ++i)
-      if (bufs[i] >= 0 && k.args[i].written) written(bufs[i]);
+      if (bufs[i] >= 0 && k.args[i].written) {
+        copies.push_back(*args[i]);
+        privateArgs[i] = &copies.back();
+      }
+    RETURN_IF_ERROR(kernel::runKernel(k, privateArgs, s_));
+    RETURN_IF_ERROR(kernel::runKernel(k, args, s_));
+    for (size_t i = 0; i < bufs.size(); ++i) {  // every result: a clobbered operand may feed any of them
+      if (bufs[i] < 0 || !k.args[i].written) continue;
+      const exec::HostTensor &want = *privateArgs[i], &got = *args[i];
+      for (int64_t e = 0; e < got.numel(); ++e) {
+        const double a = want.getDouble(e), b = got.getDouble(e);
+        if (a != b && !(std::isnan(a) && std::isnan(b)))
+          return internalError("memory plan: kernel @" + k.name + " writes " + where(bufs[aliased[0]]) +
+                               " in place over an operand, and that changes element " + std::to_string(e) + " of %" +
+                               p_.buffers[static_cast<size_t>(bufs[i])].name + " (" + std::to_string(b) +
+                               " instead of " + std::to_string(a) + ")");
+      }
+    }
     return Status::ok();
   }
 
@@ -197,8 +305,7 @@ class Run {
         ptrs.push_back(nullptr);
         continue;
       }
-      RETURN_IF_ERROR(checkOwner(v->buffer));
-      ASSIGN_OR_RETURN(exec::HostTensor t, gather(storage_[static_cast<size_t>(v->buffer)], *v, s_));
+      ASSIGN_OR_RETURN(exec::HostTensor t, gather(mem(v->buffer), *v, s_));
       ins.push_back(std::move(t));
       ptrs.push_back(&ins.back());
     }
@@ -218,9 +325,8 @@ class Run {
     for (size_t i = 0; i < c.outputs.size(); ++i) {
       const int b = c.outputs[i].buffer;
       if (b < 0) continue;
-      exec::HostTensor& dst = storage_[static_cast<size_t>(b)];
+      exec::HostTensor& dst = mem(b);
       for (int64_t e = 0; e < results[i].numel(); ++e) copyElement(results[i], e, dst, e);
-      written(b);
     }
     if (c.epilogue >= 0) {
       exec::HostTensor acc(results[0].dtype(), {results[0].numel()});
@@ -234,8 +340,10 @@ class Run {
   const Program& p_;
   Symbols s_;
   std::vector<exec::HostTensor> storage_;
-  std::vector<int> owner_;
-  std::map<int, int> slotOwner_;
+  std::vector<int64_t> begin_, end_;  ///< temporaries: byte range in the arena
+  std::vector<int> memoryOf_;         ///< the buffer whose storage each buffer uses (itself, or a temp on its bytes)
+  std::vector<bool> everWritten_;
+  std::vector<int> clobberedBy_;  ///< the temporary last written over this one, or -1
 };
 
 }  // namespace

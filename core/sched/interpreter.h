@@ -1,8 +1,11 @@
 // The program interpreter: runs a scheduled Program on the host with the reference's
 // numerics -- kernels through the kernel interpreter, library calls through the prims'
 // reference kernels on gathered strided views -- so graph -> prims -> program can be
-// checked against the reference executor stage by stage. It also checks the memory plan:
-// reading a temporary whose arena slot another temporary has taken over is an error.
+// checked against the reference executor stage by stage. It also checks the memory plan on
+// the arena's byte ranges: reading a temporary after another was written over its bytes, two
+// results of one step overlapping, a result overlapping an operand of its step other than by
+// an in-place update, or an in-place update that changes what the kernel computes (checked
+// by running it both on private copies and on the shared memory) is an error.
 #pragma once
 
 #include <map>

@@ -46,15 +46,17 @@ bool hasLoop(const kernel::Kernel& k) {
 }  // namespace
 
 bool inPlaceLegal(const kernel::Kernel& k, int in, int out) {
-  if (hasLoop(k)) return false;
+  if (hasLoop(k) || in == out) return false;
   std::optional<SymExpr> index;
+  bool stored = false;  // a load of `in` after the store to `out` would read the new value
   for (const kernel::Stmt& s : k.body) {
     if (s.arg != in && s.arg != out) continue;
-    if (s.kind == kernel::StmtKind::kLoad && (s.arg == out || !s.operands.empty())) return false;
+    if (s.kind == kernel::StmtKind::kLoad && (s.arg == out || !s.operands.empty() || stored)) return false;
     if (s.kind == kernel::StmtKind::kStore && (s.arg == in || s.combine != kernel::Combine::kNone)) return false;
     if (s.kind != kernel::StmtKind::kLoad && s.kind != kernel::StmtKind::kStore) continue;
     if (index && *index != s.index) return false;
     index = s.index;
+    stored = stored || s.kind == kernel::StmtKind::kStore;
   }
   return true;
 }
@@ -73,9 +75,13 @@ Status planMemory(Program& p, bool reuse, const ir::SymAssumptions& as, MemoryPl
   auto bytesOf = [&](const Buffer& b) { return b.numel * dtypeBytes(b.dtype); };
   MemoryPlanStats st;
   st.unplannedBytes = 0;
+  // Invariant: a slot's memory belongs to the live temporaries in slotHolders, and there is at
+  // most one of them, except during the one step where a kernel writes a result in place over
+  // an operand that dies with it. A slot is free when it has no holder.
   std::vector<SymExpr> slotSize;
-  std::vector<bool> slotFree;
+  std::vector<std::set<int>> slotHolders;
   std::map<int, int> slotOfBuffer;
+  auto isFree = [&](size_t slot) { return slotHolders[slot].empty(); };
   for (size_t si = 0; si < p.steps.size(); ++si) {
     std::set<int> reads, writes;
     stepUses(p, p.steps[si], reads, writes);
@@ -87,60 +93,59 @@ Status planMemory(Program& p, bool reuse, const ir::SymAssumptions& as, MemoryPl
       const SymExpr need = bytesOf(buf);
       int chosen = -1;
       if (reuse) {
-        // In place: an input of this loop-free kernel that dies here, of the same dtype and size.
+        // In place: an input of this loop-free kernel that dies here, of the same dtype and
+        // size, and that holds its slot alone (each dying input takes at most one result: two
+        // results of one step over the same memory would overwrite each other).
         const Step& s = p.steps[si];
         if (s.kind == Step::Kind::kLaunch) {
           const kernel::Kernel& k = p.kernels[static_cast<size_t>(s.launch.kernel)];
+          const auto outArg = std::find(s.launch.args.begin(), s.launch.args.end(), b) - s.launch.args.begin();
           for (size_t ai = 0; ai < s.launch.args.size() && chosen < 0; ++ai) {
             const int ib = s.launch.args[ai];
             if (ib < 0 || ib == b || !slotOfBuffer.count(ib) || last[static_cast<size_t>(ib)] != static_cast<int>(si))
               continue;
             const Buffer& other = p.buffers[static_cast<size_t>(ib)];
-            auto outArg = std::find(s.launch.args.begin(), s.launch.args.end(), b) - s.launch.args.begin();
+            const int slot = slotOfBuffer[ib];
+            if (slotHolders[static_cast<size_t>(slot)] != std::set<int>{ib}) continue;
             auto eq = ir::proveEQ(other.numel, buf.numel, as);
             if (other.dtype == buf.dtype && eq && *eq &&
                 inPlaceLegal(k, static_cast<int>(ai), static_cast<int>(outArg))) {
-              chosen = slotOfBuffer[ib];
+              chosen = slot;
               ++st.inPlace;
             }
           }
         }
         // Otherwise the smallest free slot that provably fits, else a free one to grow.
         for (size_t s = 0; s < slotSize.size() && chosen < 0; ++s)
-          if (slotFree[s] && provedGE(slotSize[s], need, as) &&
+          if (isFree(s) && provedGE(slotSize[s], need, as) &&
               (chosen < 0 || provedGE(slotSize[static_cast<size_t>(chosen)], slotSize[s], as)))
             chosen = static_cast<int>(s);
         for (size_t s = 0; s < slotSize.size() && chosen < 0; ++s)
-          if (slotFree[s] && provedGE(need, slotSize[s], as)) {
+          if (isFree(s) && provedGE(need, slotSize[s], as)) {
             chosen = static_cast<int>(s);
             slotSize[s] = need;
           }
       }
       if (chosen < 0) {
         slotSize.push_back(need);
-        slotFree.push_back(false);
+        slotHolders.emplace_back();
         chosen = static_cast<int>(slotSize.size() - 1);
       }
-      slotFree[static_cast<size_t>(chosen)] = false;
+      slotHolders[static_cast<size_t>(chosen)].insert(b);
       slotOfBuffer[b] = chosen;
     }
     // Buffers last used here release their slot.
     std::set<int> touched = reads;
     touched.insert(writes.begin(), writes.end());
-    for (int b : touched) {
-      if (!slotOfBuffer.count(b) || last[static_cast<size_t>(b)] != static_cast<int>(si)) continue;
-      const int slot = slotOfBuffer[b];
-      bool shared = false;  // an in-place partner still alive keeps the slot
-      for (const auto& [ob, os] : slotOfBuffer)
-        if (os == slot && ob != b && last[static_cast<size_t>(ob)] > static_cast<int>(si)) shared = true;
-      if (!shared) slotFree[static_cast<size_t>(slot)] = true;
-    }
+    for (int b : touched)
+      if (slotOfBuffer.count(b) && last[static_cast<size_t>(b)] == static_cast<int>(si))
+        slotHolders[static_cast<size_t>(slotOfBuffer[b])].erase(b);
   }
   // Temporaries no step touches still get a slot of their own.
   for (size_t b = 0; b < nb; ++b)
     if (p.buffers[b].role == BufferRole::kTemp && !slotOfBuffer.count(static_cast<int>(b))) {
       slotSize.push_back(bytesOf(p.buffers[b]));
-      slotFree.push_back(true);
+      slotHolders.emplace_back();
       slotOfBuffer[static_cast<int>(b)] = static_cast<int>(slotSize.size() - 1);
     }
   std::vector<SymExpr> offsets;
