@@ -3,6 +3,7 @@ rule fired, as the case checks the schedule's kernel counts first, and every sym
 program ran at each size), and the case lists cover the rules and sizes they claim to."""
 from __future__ import annotations
 
+import collections
 import json
 import os
 import pathlib
@@ -54,3 +55,13 @@ def test_bool_predicates_need_no_bool_claim():
             "--filter", "inline.views_pad_concat.f32")
     assert r.returncode == 1, r.stdout
     assert "the kernel hit a hardware fault" in r.stdout and "uses dtype bool" not in r.stdout, r.stdout
+
+
+def test_case_names_are_unique_across_the_suite():
+    # a duplicate name would make --filter, the rerun command and the reports ambiguous
+    r = run("--list")
+    assert r.returncode == 0, r.stderr
+    names = r.stdout.split()
+    dupes = sorted(n for n, k in collections.Counter(names).items() if k > 1)
+    assert len(names) >= 4400 and not dupes, dupes[:20]
+    assert {n.split(".")[0] for n in names} == {"abi", "op", "fusion", "model", "dynamic", "fuzz"}
