@@ -13,8 +13,8 @@ install(TARGETS plugsdk_fuzz RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(PLUGSDK_BUILD_TESTS)
   # Plugin-free: the minimizer against synthetic failure predicates, the generator against
   # the core's parser and verifier.
-  add_executable(conformance_fuzz_tests runner/minimize_test.cc runner/fuzz_graph_test.cc runner/minimize.cc
-    runner/fuzz_graph.cc runner/check.cc)
+  add_executable(conformance_fuzz_tests runner/minimize_test.cc runner/fuzz_graph_test.cc runner/fuzz_check_test.cc
+    runner/minimize.cc runner/fuzz_graph.cc runner/fuzz_check.cc runner/check.cc)
   target_link_libraries(conformance_fuzz_tests PRIVATE plugsdk_core plugsdk_warnings GTest::gtest_main)
   gtest_discover_tests(conformance_fuzz_tests DISCOVERY_MODE PRE_TEST)
 endif()
