@@ -199,6 +199,11 @@ StatusOr<std::shared_ptr<Plugin>> Loader::load(const std::string& name, bool pro
     if (WIFSIGNALED(status))
       return internalError("plugin " + path + " crashed while loading (signal " + std::to_string(WTERMSIG(status)) +
                            ", " + strsignal(WTERMSIG(status)) + "); it was not loaded into this process");
+    // The probe exits 0 or 3 by itself; any other exit is the plugin's (an exit() in its init,
+    // or a sanitizer that turned its crash into exit 1): as bad as a crash in this process.
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0 && WEXITSTATUS(status) != 3)
+      return internalError("plugin " + path + " ended the process while loading (exit status " +
+                           std::to_string(WEXITSTATUS(status)) + "); it was not loaded into this process");
   }
   void* handle = nullptr;
   ASSIGN_OR_RETURN(const plugsdk_api_t* api, openAndInit(path, &handle));

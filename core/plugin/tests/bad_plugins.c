@@ -4,6 +4,7 @@
  */
 #include <signal.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "plugsdk/plugsdk.h"
@@ -21,6 +22,9 @@ PLUGSDK_EXPORT const plugsdk_api_t* plugsdk_plugin_init(plugsdk_init_args_t* arg
   (void)args;
   raise(SIGSEGV);
   return NULL;
+#elif defined(BAD_EXITS)
+  (void)args;
+  exit(5); /* ends whatever process loads it: the probe must take this for a crash */
 #else
   (void)args;
   memset(&api, 0, sizeof(api));
