@@ -90,6 +90,7 @@ class ReferenceBackend : public sdk::Backend<RefBuffer, RefStream, RefEvent, Ref
   }
 
   sdk::Status copy(const Copy& c) override {
+    if (c.bytes == 0) return sdk::Status::ok();  // an empty buffer's data() may be NULL: no memcpy on it
     switch (c.kind) {
       case PLUGSDK_COPY_HOST_TO_DEVICE: std::memcpy(c.dst->data.data() + c.dstOffset, c.hostSrc, c.bytes); break;
       case PLUGSDK_COPY_DEVICE_TO_HOST: std::memcpy(c.hostDst, c.src->data.data() + c.srcOffset, c.bytes); break;
