@@ -1,0 +1,32 @@
+// The calling convention between generated kernels and the CPU backend's runtime: one
+// CallFrame per launch, shared read-only by every thread, and the signature of a kernel's
+// entry point. The grid's last dim is the "inner" dim (the one vectorized when the kernel
+// is vectorized across grid points); all others are flattened into "outer" points.
+#pragma once
+
+#include <cstdint>
+
+namespace plugsdk::cpu {
+
+/// What every launch passes to a generated kernel (its layout is read by the generated code:
+/// fields are only appended).
+struct CallFrame {
+  void* const* args;       ///< one base pointer per kernel argument (launch offsets applied)
+  const int64_t* symbols;  ///< the launch values, in the kernel's symbols order
+  const int64_t* grid;     ///< the grid's extents (evaluated at launch)
+  int32_t* status;         ///< 0; set once (first error wins) by a failing kernel, see below
+};
+
+/// Status codes a kernel writes to *status (atomically, the first one wins): a failed CHECK
+/// writes kStatusCheckBase + its ordinal among the kernel's CHECKs.
+constexpr int32_t kStatusOk = 0;
+constexpr int32_t kStatusDivisionByZero = 1;  ///< an integer division or remainder by zero
+constexpr int32_t kStatusEmptyReduce = 2;     ///< max/min/argmax/argmin over an empty loop
+constexpr int32_t kStatusCheckBase = 16;
+
+/// A kernel's entry: runs outer points [outerBegin, outerEnd) x inner points [innerBegin,
+/// innerEnd). A grid of rank 0 has one outer and one inner point.
+using KernelEntry = void (*)(const CallFrame* frame, int64_t outerBegin, int64_t outerEnd, int64_t innerBegin,
+                             int64_t innerEnd);
+
+}  // namespace plugsdk::cpu

@@ -1,0 +1,173 @@
+// Index programs (postfix, int64, Python floor semantics) lowered over the lanes of a
+// region: a value that does not depend on the per-lane variable stays one scalar; one that
+// is affine in it with a constant stride stays (base, stride), so a load or store can be a
+// contiguous vector access (stride 1) or a broadcast (stride 0); anything else becomes one
+// i64 per lane (a gather or scatter).
+#include "backends/cpu/codegen/lowering.h"
+
+namespace plugsdk::cpu::codegen {
+
+namespace {
+
+/// a // b and a % b with Python's floor semantics on i64 scalars or vectors. b == 0 cannot
+/// happen in a valid kernel; it is replaced by 1 so that it never traps.
+llvm::Value* floorDivMod(llvm::IRBuilder<>& b, llvm::Value* a, llvm::Value* d, bool mod) {
+  llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
+  llvm::Value* one = llvm::ConstantInt::get(a->getType(), 1);
+  llvm::Value* minusOne = llvm::ConstantInt::getSigned(a->getType(), -1);
+  d = b.CreateSelect(b.CreateICmpEQ(d, zero), one, d);
+  // INT64_MIN / -1 traps in hardware: -1 divides everything, so use a // -1 = -a, a % -1 = 0.
+  llvm::Value* isM1 = b.CreateICmpEQ(d, minusOne);
+  llvm::Value* safeD = b.CreateSelect(isM1, one, d);
+  llvm::Value* q = b.CreateSDiv(a, safeD);
+  llvm::Value* r = b.CreateSRem(a, safeD);
+  // Round toward -inf: when the remainder is nonzero and its sign differs from the divisor's.
+  llvm::Value* adjust = b.CreateAnd(b.CreateICmpNE(r, zero), b.CreateICmpSLT(b.CreateXor(r, safeD), zero));
+  if (mod) {
+    llvm::Value* m = b.CreateSelect(adjust, b.CreateAdd(r, safeD), r);
+    return b.CreateSelect(isM1, zero, m);
+  }
+  llvm::Value* fq = b.CreateSelect(adjust, b.CreateSub(q, one), q);
+  return b.CreateSelect(isM1, b.CreateNeg(a), fq);
+}
+
+}  // namespace
+
+llvm::Value* KernelLowering::indexLanes(const IndexVal& x, const Region& r) {
+  switch (x.kind) {
+    case IndexVal::Kind::kLanes: return x.lanes;
+    case IndexVal::Kind::kUniform: return r.lanes == 1 ? x.base : b_.CreateVectorSplat(r.lanes, x.base);
+    case IndexVal::Kind::kAffine: {
+      if (r.lanes == 1) return x.base;
+      std::vector<llvm::Constant*> c;
+      for (uint32_t i = 0; i < r.lanes; ++i) c.push_back(b_.getInt64(static_cast<uint64_t>(x.stride * i)));
+      return b_.CreateAdd(b_.CreateVectorSplat(r.lanes, x.base), llvm::ConstantVector::get(c));
+    }
+  }
+  return nullptr;
+}
+
+sdk::StatusOr<IndexVal> KernelLowering::index(plugsdk_index_expr_t e, const Region& r) {
+  using K = IndexVal::Kind;
+  std::vector<IndexVal> st;
+  std::vector<std::optional<int64_t>> consts;  // compile-time value of each stack entry
+  auto uniform = [&](llvm::Value* v, std::optional<int64_t> c = std::nullopt) {
+    st.push_back(IndexVal{K::kUniform, v, 0, nullptr});
+    consts.push_back(c);
+  };
+  const sdk::Span<const plugsdk_index_insn_t> pool = k_.indexPool();
+  for (uint32_t i = 0; i < e.count; ++i) {
+    const plugsdk_index_insn_t& in = pool[e.first + i];
+    const auto n = static_cast<size_t>(in.operand);
+    switch (in.op) {
+      case PLUGSDK_INDEX_CONST: uniform(b_.getInt64(static_cast<uint64_t>(in.operand)), in.operand); continue;
+      case PLUGSDK_INDEX_SYMBOL: uniform(symbols_[n]); continue;
+      case PLUGSDK_INDEX_GRID_VAR:
+      case PLUGSDK_INDEX_LOOP_VAR: {
+        const std::vector<llvm::Value*>& vars = in.op == PLUGSDK_INDEX_GRID_VAR ? r.grid : r.loop;
+        if (n >= vars.size() || !vars[n])
+          return sdk::internalError("index variable " + std::to_string(n) + " is not bound in kernel @" +
+                                    std::string(k_.name()));
+        if (r.lanes > 1 && in.op == r.laneKind && in.operand == r.laneVar) {
+          st.push_back(IndexVal{K::kAffine, vars[n], 1, nullptr});
+          consts.push_back(std::nullopt);
+        } else {
+          uniform(vars[n]);
+        }
+        continue;
+      }
+      case PLUGSDK_INDEX_VALUE: {
+        const Val& v = values_[n];
+        llvm::Value* x = v.v;
+        const bool isUnsigned = dtypeOf(static_cast<int32_t>(n)) == PLUGSDK_DTYPE_U8 ||
+                                dtypeOf(static_cast<int32_t>(n)) == PLUGSDK_DTYPE_BOOL;
+        llvm::Type* target = b_.getInt64Ty();
+        if (v.varying) target = llvm::VectorType::get(target, r.lanes, false);
+        if (x->getType() != target) x = isUnsigned ? b_.CreateZExt(x, target) : b_.CreateSExt(x, target);
+        if (v.varying) {
+          st.push_back(IndexVal{K::kLanes, nullptr, 0, x});
+          consts.push_back(std::nullopt);
+        } else {
+          uniform(x);
+        }
+        continue;
+      }
+      default: break;
+    }
+    IndexVal bv = st.back();
+    std::optional<int64_t> bc = consts.back();
+    st.pop_back();
+    consts.pop_back();
+    IndexVal av = st.back();
+    std::optional<int64_t> ac = consts.back();
+    st.pop_back();
+    consts.pop_back();
+    const uint32_t op = in.op;
+    // Both uniform: scalar arithmetic (constants folded by the IRBuilder).
+    if (av.kind == K::kUniform && bv.kind == K::kUniform) {
+      llvm::Value* v = nullptr;
+      std::optional<int64_t> c;
+      switch (op) {
+        case PLUGSDK_INDEX_ADD:
+          v = b_.CreateAdd(av.base, bv.base);
+          if (ac && bc) c = *ac + *bc;
+          break;
+        case PLUGSDK_INDEX_SUB:
+          v = b_.CreateSub(av.base, bv.base);
+          if (ac && bc) c = *ac - *bc;
+          break;
+        case PLUGSDK_INDEX_MUL:
+          v = b_.CreateMul(av.base, bv.base);
+          if (ac && bc) c = *ac * *bc;
+          break;
+        default: v = floorDivMod(b_, av.base, bv.base, op == PLUGSDK_INDEX_MOD);
+      }
+      uniform(v, c);
+      continue;
+    }
+    const bool affineOk = av.kind != K::kLanes && bv.kind != K::kLanes;
+    if (affineOk && (op == PLUGSDK_INDEX_ADD || op == PLUGSDK_INDEX_SUB)) {
+      const int64_t sa = av.kind == K::kAffine ? av.stride : 0, sb = bv.kind == K::kAffine ? bv.stride : 0;
+      IndexVal x{K::kAffine, op == PLUGSDK_INDEX_ADD ? b_.CreateAdd(av.base, bv.base) : b_.CreateSub(av.base, bv.base),
+                 op == PLUGSDK_INDEX_ADD ? sa + sb : sa - sb, nullptr};
+      if (x.stride == 0) x.kind = K::kUniform;
+      st.push_back(x);
+      consts.push_back(std::nullopt);
+      continue;
+    }
+    if (affineOk && op == PLUGSDK_INDEX_MUL && ((av.kind == K::kUniform && ac) || (bv.kind == K::kUniform && bc))) {
+      const IndexVal& aff = av.kind == K::kAffine ? av : bv;
+      const int64_t c = av.kind == K::kAffine ? *bc : *ac;
+      IndexVal x{K::kAffine, b_.CreateMul(aff.base, b_.getInt64(static_cast<uint64_t>(c))), aff.stride * c, nullptr};
+      if (x.stride == 0) x.kind = K::kUniform;
+      st.push_back(x);
+      consts.push_back(std::nullopt);
+      continue;
+    }
+    // Per lane.
+    llvm::Value* a = indexLanes(av, r);
+    llvm::Value* bb = indexLanes(bv, r);
+    llvm::Value* v = nullptr;
+    switch (op) {
+      case PLUGSDK_INDEX_ADD: v = b_.CreateAdd(a, bb); break;
+      case PLUGSDK_INDEX_SUB: v = b_.CreateSub(a, bb); break;
+      case PLUGSDK_INDEX_MUL: v = b_.CreateMul(a, bb); break;
+      default: v = floorDivMod(b_, a, bb, op == PLUGSDK_INDEX_MOD);
+    }
+    st.push_back(IndexVal{K::kLanes, nullptr, 0, v});
+    consts.push_back(std::nullopt);
+  }
+  if (st.size() != 1) return sdk::internalError("a malformed index program in kernel @" + std::string(k_.name()));
+  return st[0];
+}
+
+sdk::StatusOr<llvm::Value*> KernelLowering::uniformIndex(plugsdk_index_expr_t e, const Region& r) {
+  Region scalar = r;
+  scalar.lanes = 1;
+  scalar.laneVar = -1;
+  sdk::StatusOr<IndexVal> x = index(e, scalar);
+  if (!x.isOk()) return x.status();
+  return x->base ? x->base : x->lanes;
+}
+
+}  // namespace plugsdk::cpu::codegen

@@ -1,0 +1,329 @@
+// KernelLowering's frame: the entry function, the walk over the grid (outer points, inner
+// chunks of lanes), statements, and the choice of vectorization mode (see lowering.h).
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+
+#include "backends/cpu/codegen/frame.h"
+#include "backends/cpu/codegen/lowering.h"
+
+namespace plugsdk::cpu::codegen {
+
+namespace {
+
+/// The compile-time coefficient of one variable in an index program, if it is affine in it
+/// (constants multiply it; anything else that could multiply it makes it non-affine).
+std::optional<int64_t> staticStride(sdk::Span<const plugsdk_index_insn_t> pool, plugsdk_index_expr_t e,
+                                    uint32_t varKind, int64_t var) {
+  struct Abs {
+    bool affine = true, isConst = false;
+    int64_t c = 0, coeff = 0;
+  };
+  std::vector<Abs> st;
+  for (uint32_t i = 0; i < e.count; ++i) {
+    const plugsdk_index_insn_t& in = pool[e.first + i];
+    Abs x;
+    switch (in.op) {
+      case PLUGSDK_INDEX_CONST:
+        x.isConst = true;
+        x.c = in.operand;
+        break;
+      case PLUGSDK_INDEX_GRID_VAR:
+      case PLUGSDK_INDEX_LOOP_VAR: x.coeff = (in.op == varKind && in.operand == var) ? 1 : 0; break;
+      case PLUGSDK_INDEX_SYMBOL: break;
+      case PLUGSDK_INDEX_VALUE: x.affine = false; break;
+      default: {
+        if (st.size() < 2) return std::nullopt;
+        Abs bb = st.back();
+        st.pop_back();
+        Abs a = st.back();
+        st.pop_back();
+        x.affine = a.affine && bb.affine;
+        if (in.op == PLUGSDK_INDEX_ADD || in.op == PLUGSDK_INDEX_SUB) {
+          x.coeff = in.op == PLUGSDK_INDEX_ADD ? a.coeff + bb.coeff : a.coeff - bb.coeff;
+          x.isConst = a.isConst && bb.isConst;
+          x.c = in.op == PLUGSDK_INDEX_ADD ? a.c + bb.c : a.c - bb.c;
+        } else if (in.op == PLUGSDK_INDEX_MUL) {
+          if (a.isConst && bb.isConst) {
+            x.isConst = true;
+            x.c = a.c * bb.c;
+          } else if (a.isConst) {
+            x.coeff = a.c * bb.coeff;
+          } else if (bb.isConst) {
+            x.coeff = bb.c * a.coeff;
+          } else if (a.coeff != 0 || bb.coeff != 0) {
+            x.affine = false;
+          }
+        } else {  // FLOORDIV, MOD
+          if (a.coeff != 0 || bb.coeff != 0) x.affine = false;
+          x.isConst = a.isConst && bb.isConst && bb.c != 0;
+          if (x.isConst) x.c = in.op == PLUGSDK_INDEX_FLOORDIV ? sdk::floorDiv(a.c, bb.c) : sdk::floorMod(a.c, bb.c);
+        }
+      }
+    }
+    st.push_back(x);
+  }
+  if (st.size() != 1 || !st[0].affine) return std::nullopt;
+  return st[0].coeff;
+}
+
+}  // namespace
+
+const char* modeName(VectorMode m) {
+  switch (m) {
+    case VectorMode::kScalar: return "scalar";
+    case VectorMode::kGrid: return "grid";
+    case VectorMode::kLoop: return "loop";
+  }
+  return "?";
+}
+
+VectorMode chooseMode(const sdk::KernelView& k, const Isa& isa) {
+  if (isa.f32Lanes() == 1) return VectorMode::kScalar;
+  // Accesses inside loops vote: contiguous along the grid's last dim, or along the loop's last var.
+  int gridVotes = 0, loopVotes = 0;
+  bool hasLoop = false;
+  for (size_t i = 0; i < k.numStmts(); ++i) {
+    const plugsdk_stmt_t& s = k.stmt(i);
+    if (s.kind != PLUGSDK_STMT_LOOP) continue;
+    hasLoop = true;
+    for (size_t j = i + 1; j <= i + s.body_count; ++j) {
+      const plugsdk_stmt_t& t = k.stmt(j);
+      if (t.kind != PLUGSDK_STMT_LOAD && t.kind != PLUGSDK_STMT_STORE) continue;
+      if (k.numGrid() > 0 &&
+          staticStride(k.indexPool(), t.index, PLUGSDK_INDEX_GRID_VAR, static_cast<int64_t>(k.numGrid()) - 1) ==
+              std::optional<int64_t>(1))
+        ++gridVotes;
+      if (s.num_loop_sizes > 0 &&
+          staticStride(k.indexPool(), t.index, PLUGSDK_INDEX_LOOP_VAR, static_cast<int64_t>(s.num_loop_sizes) - 1) ==
+              std::optional<int64_t>(1))
+        ++loopVotes;
+    }
+  }
+  if (hasLoop && (loopVotes > gridVotes || k.numGrid() == 0)) return VectorMode::kLoop;
+  return k.numGrid() > 0 ? VectorMode::kGrid : VectorMode::kScalar;
+}
+
+KernelLowering::KernelLowering(llvm::LLVMContext& ctx, llvm::Module& m, const sdk::KernelView& k, const Isa& isa,
+                               VectorMode mode)
+    : ctx_(ctx), m_(m), k_(k), isa_(isa), mode_(mode), b_(ctx) {
+  values_.resize(k.numValues());
+  valueTypes_.resize(k.numValues(), PLUGSDK_DTYPE_I64);
+  checkOrdinal_.resize(k.numStmts(), 0);
+  for (size_t i = 0; i < k.numStmts(); ++i) {
+    const plugsdk_stmt_t& s = k.stmt(i);
+    if (s.result >= 0) valueTypes_[static_cast<size_t>(s.result)] = s.dtype;
+    if (s.kind == PLUGSDK_STMT_CHECK) {
+      checkOrdinal_[i] = checkMessages.size();
+      checkMessages.emplace_back(s.message ? s.message : "");
+    }
+  }
+}
+
+sdk::Status KernelLowering::fail(size_t pos, const std::string& why) const {
+  return sdk::unimplemented("kernel @" + std::string(k_.name()) + ", statement " + std::to_string(pos) + ": " + why);
+}
+
+llvm::Value* KernelLowering::laneIota(uint32_t lanes) {
+  std::vector<llvm::Constant*> c;
+  for (uint32_t i = 0; i < lanes; ++i) c.push_back(b_.getInt64(i));
+  return llvm::ConstantVector::get(c);
+}
+
+llvm::Value* KernelLowering::anyTrue(llvm::Value* maskVec) {
+  if (!maskVec->getType()->isVectorTy()) return maskVec;
+  return b_.CreateOrReduce(maskVec);
+}
+
+llvm::Value* KernelLowering::widen(const Val& v, uint32_t lanes) {
+  if (v.varying || lanes == 1) return v.v;
+  return b_.CreateVectorSplat(lanes, v.v);
+}
+
+sdk::Status KernelLowering::forLoop(llvm::Value* begin, llvm::Value* end, int64_t step,
+                                    const std::function<sdk::Status(llvm::Value*)>& body) {
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  llvm::BasicBlock* head = llvm::BasicBlock::Create(ctx_, "loop", fn_);
+  llvm::BasicBlock* bodyBlock = llvm::BasicBlock::Create(ctx_, "body", fn_);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "done", fn_);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
+  i->addIncoming(begin, pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(i, end), bodyBlock, done);
+  b_.SetInsertPoint(bodyBlock);
+  sdk::Status st = body(i);
+  if (!st.isOk()) return st;
+  llvm::Value* next = b_.CreateAdd(i, b_.getInt64(step), "i.next", /*HasNUW=*/false, /*HasNSW=*/true);
+  i->addIncoming(next, b_.GetInsertBlock());
+  b_.CreateBr(head);
+  b_.SetInsertPoint(done);
+  return sdk::Status::ok();
+}
+
+sdk::Status KernelLowering::chunked(llvm::Value* begin, llvm::Value* end, uint32_t lanes,
+                                    const std::function<sdk::Status(llvm::Value*, llvm::Value*)>& body) {
+  if (lanes == 1) return forLoop(begin, end, 1, [&](llvm::Value* i) { return body(i, nullptr); });
+  llvm::Value* n = b_.CreateSub(end, begin);
+  llvm::Value* full = b_.CreateAdd(begin, b_.CreateMul(b_.CreateSDiv(n, b_.getInt64(lanes)), b_.getInt64(lanes)));
+  sdk::Status st = forLoop(begin, full, lanes, [&](llvm::Value* i) { return body(i, nullptr); });
+  if (!st.isOk()) return st;
+  llvm::BasicBlock* tail = llvm::BasicBlock::Create(ctx_, "tail", fn_);
+  llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx_, "after.tail", fn_);
+  b_.CreateCondBr(b_.CreateICmpSLT(full, end), tail, after);
+  b_.SetInsertPoint(tail);
+  llvm::Value* laneIdx = b_.CreateAdd(b_.CreateVectorSplat(lanes, full), laneIota(lanes));
+  llvm::Value* mask = b_.CreateICmpSLT(laneIdx, b_.CreateVectorSplat(lanes, end), "tail.mask");
+  st = body(full, mask);
+  if (!st.isOk()) return st;
+  b_.CreateBr(after);
+  b_.SetInsertPoint(after);
+  return sdk::Status::ok();
+}
+
+void KernelLowering::failWith(llvm::Value* failed, int32_t code) {
+  llvm::BasicBlock* bad = llvm::BasicBlock::Create(ctx_, "fail", fn_);
+  llvm::BasicBlock* good = llvm::BasicBlock::Create(ctx_, "ok", fn_);
+  b_.CreateCondBr(failed, bad, good, llvm::MDBuilder(ctx_).createUnlikelyBranchWeights());
+  b_.SetInsertPoint(bad);
+  b_.CreateAtomicCmpXchg(statusPtr_, b_.getInt32(kStatusOk), b_.getInt32(code), llvm::MaybeAlign(4),
+                         llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+  b_.CreateBr(exit_);
+  b_.SetInsertPoint(good);
+}
+
+sdk::Status KernelLowering::run(const std::string& entry) {
+  llvm::Type* i64 = b_.getInt64Ty();
+  auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), i64, i64, i64, i64}, false);
+  fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, entry, &m_);
+  fn_->addFnAttr(llvm::Attribute::NoUnwind);
+  fn_->addFnAttr("target-cpu", isa_.llvmCpu);
+  fn_->addFnAttr("target-features", isa_.llvmFeatures);
+  if (isa_.vectorBytes() == 64) fn_->addFnAttr("prefer-vector-width", "512");
+  llvm::BasicBlock* entryBlock = llvm::BasicBlock::Create(ctx_, "entry", fn_);
+  exit_ = llvm::BasicBlock::Create(ctx_, "exit", fn_);
+  b_.SetInsertPoint(exit_);
+  b_.CreateRetVoid();
+  b_.SetInsertPoint(entryBlock);
+  frame_ = fn_->getArg(0);
+  llvm::Type* ptr = b_.getPtrTy();
+  // CallFrame: args, symbols, grid, status (frame.h).
+  llvm::Value* argsArr = b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, frame_, 0), "args");
+  llvm::Value* symArr = b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, frame_, 1), "symbols");
+  llvm::Value* gridArr = b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, frame_, 2), "grid");
+  statusPtr_ = b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, frame_, 3), "status");
+  for (size_t a = 0; a < k_.numArgs(); ++a)
+    argPtrs_.push_back(b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, argsArr, a), "arg" + std::to_string(a)));
+  for (size_t s = 0; s < k_.numSymbols(); ++s)
+    symbols_.push_back(b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, symArr, s), std::string(k_.symbol(s))));
+  for (size_t d = 0; d < k_.numGrid(); ++d)
+    gridSizes_.push_back(b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, gridArr, d), "g" + std::to_string(d)));
+
+  const size_t rank = k_.numGrid();
+  const uint32_t lanes = mode_ == VectorMode::kGrid ? isa_.f32Lanes() : 1;
+  sdk::Status st = forLoop(fn_->getArg(1), fn_->getArg(2), 1, [&](llvm::Value* outer) -> sdk::Status {
+    // Another thread failed: stop early (the launch reports the first failure).
+    llvm::Value* status = b_.CreateLoad(b_.getInt32Ty(), statusPtr_, "status.now");
+    llvm::cast<llvm::LoadInst>(status)->setAtomic(llvm::AtomicOrdering::Monotonic);
+    llvm::BasicBlock* go = llvm::BasicBlock::Create(ctx_, "go", fn_);
+    b_.CreateCondBr(b_.CreateICmpNE(status, b_.getInt32(kStatusOk)), exit_, go);
+    b_.SetInsertPoint(go);
+    Region r;
+    r.grid.assign(rank, nullptr);
+    llvm::Value* rest = outer;
+    for (size_t d = rank; d-- > 1;) {  // outer dims, innermost first
+      if (d - 1 == 0) {
+        r.grid[0] = rest;
+        break;
+      }
+      r.grid[d - 1] = b_.CreateURem(rest, gridSizes_[d - 1]);
+      rest = b_.CreateUDiv(rest, gridSizes_[d - 1]);
+    }
+    return chunked(fn_->getArg(3), fn_->getArg(4), lanes, [&](llvm::Value* base, llvm::Value* mask) {
+      Region inner = r;
+      inner.lanes = lanes;
+      inner.mask = mask;
+      if (rank > 0) {
+        inner.grid[rank - 1] = base;
+        if (lanes > 1) {
+          inner.laneKind = PLUGSDK_INDEX_GRID_VAR;
+          inner.laneVar = static_cast<int64_t>(rank) - 1;
+        }
+      }
+      return block(0, k_.numStmts(), inner);
+    });
+  });
+  if (!st.isOk()) return st;
+  b_.CreateBr(exit_);
+  return sdk::Status::ok();
+}
+
+sdk::Status KernelLowering::block(size_t begin, size_t end, Region& r) {
+  for (size_t i = begin; i < end; ++i) {
+    const plugsdk_stmt_t& s = k_.stmt(i);
+    sdk::Status st = statement(s, i, r);
+    if (!st.isOk()) return st;
+    if (s.kind == PLUGSDK_STMT_LOOP) i += s.body_count;
+  }
+  return sdk::Status::ok();
+}
+
+sdk::Status KernelLowering::statement(const plugsdk_stmt_t& s, size_t pos, Region& r) {
+  auto set = [&](sdk::StatusOr<Val> v) -> sdk::Status {
+    if (!v.isOk()) return v.status();
+    values_[static_cast<size_t>(s.result)] = *v;
+    return sdk::Status::ok();
+  };
+  switch (s.kind) {
+    case PLUGSDK_STMT_LOAD: return set(load(s, pos, r));
+    case PLUGSDK_STMT_CONST: {
+      llvm::Type* t = computeType(s.dtype);
+      if (!t) return fail(pos, "a constant of dtype " + std::to_string(s.dtype));
+      llvm::Value* c = t->isFloatingPointTy() ? roundTo(llvm::ConstantFP::get(t, s.fvalue), s.dtype)
+                                              : llvm::ConstantInt::get(t, static_cast<uint64_t>(s.ivalue), true);
+      return set(Val{c, false});
+    }
+    case PLUGSDK_STMT_INDEX: {
+      sdk::StatusOr<IndexVal> x = index(s.index, r);
+      if (!x.isOk()) return x.status();
+      if (x->kind == IndexVal::Kind::kUniform) return set(Val{x->base, false});
+      return set(Val{indexLanes(*x, r), true});
+    }
+    case PLUGSDK_STMT_SCALAR: return set(scalarOp(s, pos, r));
+    case PLUGSDK_STMT_WHERE: {
+      const Val c = values_[static_cast<size_t>(s.operands[0])];
+      const Val a = values_[static_cast<size_t>(s.operands[1])];
+      const Val bb = values_[static_cast<size_t>(s.operands[2])];
+      if (!c.varying && !a.varying && !bb.varying) return set(Val{b_.CreateSelect(c.v, a.v, bb.v), false});
+      return set(Val{b_.CreateSelect(widen(c, r.lanes), widen(a, r.lanes), widen(bb, r.lanes)), true});
+    }
+    case PLUGSDK_STMT_CAST: return set(cast(s, r));
+    case PLUGSDK_STMT_RAND: return set(rand(s, r));
+    case PLUGSDK_STMT_STORE: return store(s, pos, r);
+    case PLUGSDK_STMT_LOOP: return loop(s, pos, r);
+    case PLUGSDK_STMT_REDUCE: return fail(pos, "a reduce outside a loop body");
+    case PLUGSDK_STMT_CHECK: {
+      const Val c = values_[static_cast<size_t>(s.operands[0])];
+      llvm::Value* bad = b_.CreateNot(c.v);
+      if (c.varying && r.mask) bad = b_.CreateAnd(bad, r.mask);
+      failWith(anyTrue(bad), kStatusCheckBase + static_cast<int32_t>(checkOrdinal_[pos]));
+      return sdk::Status::ok();
+    }
+    default: return fail(pos, "statement kind " + std::to_string(s.kind) + " is unknown");
+  }
+}
+
+sdk::StatusOr<LoweredKernel> lowerKernel(llvm::LLVMContext& ctx, const sdk::KernelView& k, const Isa& isa,
+                                         const std::string& entry) {
+  LoweredKernel out;
+  out.module = std::make_unique<llvm::Module>(std::string(k.name()), ctx);
+  out.entry = entry;
+  out.mode = chooseMode(k, isa);
+  out.lanes = out.mode == VectorMode::kScalar ? 1 : isa.f32Lanes();
+  KernelLowering l(ctx, *out.module, k, isa, out.mode);
+  sdk::Status st = l.run(entry);
+  if (!st.isOk()) return st;
+  out.checkMessages = l.checkMessages;
+  return out;
+}
+
+}  // namespace plugsdk::cpu::codegen

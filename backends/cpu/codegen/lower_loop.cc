@@ -1,0 +1,226 @@
+// Reduction loops: the loop nest over the loop's dims, accumulators held in registers (one
+// vector per reduce), masked tail chunks that leave accumulators untouched, and at the end
+// of a loop vectorized along its own innermost variable a combine across lanes (a tree for
+// sum and prod, an ordered scan for the others so that ties and NaNs resolve as the
+// reference does: the first position wins).
+#include <limits>
+
+#include "backends/cpu/codegen/frame.h"
+#include "backends/cpu/codegen/lowering.h"
+
+namespace plugsdk::cpu::codegen {
+
+namespace {
+
+bool isFloat(uint32_t d) { return d >= PLUGSDK_DTYPE_F16 && d <= PLUGSDK_DTYPE_F64; }
+bool isUnsigned(uint32_t d) { return d == PLUGSDK_DTYPE_U8 || d == PLUGSDK_DTYPE_BOOL; }
+
+struct Acc {
+  const plugsdk_stmt_t* s = nullptr;
+  uint32_t dtype = 0;          ///< the operand's dtype
+  llvm::AllocaInst* value = nullptr;
+  llvm::AllocaInst* best = nullptr;  ///< argmax / argmin: the position (i64 per lane)
+};
+
+}  // namespace
+
+sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& outer) {
+  const size_t rank = s.num_loop_sizes;
+  std::vector<llvm::Value*> sizes;
+  llvm::Value* total = b_.getInt64(1);
+  for (size_t d = 0; d < rank; ++d) {
+    sdk::StatusOr<llvm::Value*> v = uniformIndex(s.loop_sizes[d], outer);
+    if (!v.isOk()) return v.status();
+    sizes.push_back(*v);
+    total = b_.CreateMul(total, *v);
+  }
+  const bool vecLoop = mode_ == VectorMode::kLoop && rank > 0;
+  const uint32_t lanes = vecLoop ? isa_.f32Lanes() : outer.lanes;
+
+  // Accumulators, allocated in the entry block (promoted to registers by LLVM).
+  std::vector<Acc> accs;
+  llvm::IRBuilder<> eb(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+  bool needsNonEmpty = false;
+  for (size_t i = pos + 1; i <= pos + s.body_count; ++i) {
+    const plugsdk_stmt_t& t = k_.stmt(i);
+    if (t.kind != PLUGSDK_STMT_REDUCE) continue;
+    Acc a;
+    a.s = &t;
+    a.dtype = dtypeOf(t.operands[0]);
+    llvm::Type* et = computeType(a.dtype);
+    if (!et) return fail(i, "a reduce of dtype " + std::to_string(a.dtype));
+    llvm::Type* at = et;
+    if (lanes > 1) at = llvm::VectorType::get(et, lanes, false);
+    a.value = eb.CreateAlloca(at);
+    llvm::Constant* init = nullptr;
+    const bool fp = isFloat(a.dtype);
+    const unsigned bits = et->getScalarSizeInBits();
+    switch (t.op) {
+      case PLUGSDK_REDUCE_SUM: init = fp ? llvm::ConstantFP::get(et, 0.0) : llvm::ConstantInt::get(et, 0); break;
+      case PLUGSDK_REDUCE_PROD: init = fp ? llvm::ConstantFP::get(et, 1.0) : llvm::ConstantInt::get(et, 1); break;
+      case PLUGSDK_REDUCE_MAX:
+      case PLUGSDK_REDUCE_ARGMAX:
+        init = fp ? llvm::ConstantFP::getInfinity(et, true)
+                  : llvm::ConstantInt::get(et, isUnsigned(a.dtype) ? llvm::APInt::getMinValue(bits)
+                                                                   : llvm::APInt::getSignedMinValue(bits));
+        needsNonEmpty = true;
+        break;
+      case PLUGSDK_REDUCE_MIN:
+      case PLUGSDK_REDUCE_ARGMIN:
+        init = fp ? llvm::ConstantFP::getInfinity(et, false)
+                  : llvm::ConstantInt::get(et, isUnsigned(a.dtype) ? llvm::APInt::getMaxValue(bits)
+                                                                   : llvm::APInt::getSignedMaxValue(bits));
+        needsNonEmpty = true;
+        break;
+      default: return fail(i, "reduce op " + std::to_string(t.op) + " is unknown");
+    }
+    b_.CreateStore(lanes > 1 ? llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes), init) : init,
+                   a.value);
+    if (t.op == PLUGSDK_REDUCE_ARGMAX || t.op == PLUGSDK_REDUCE_ARGMIN) {
+      llvm::Type* it = b_.getInt64Ty();
+      if (lanes > 1) it = llvm::VectorType::get(it, lanes, false);
+      a.best = eb.CreateAlloca(it);
+      b_.CreateStore(llvm::Constant::getNullValue(it), a.best);
+    }
+    accs.push_back(a);
+  }
+  if (needsNonEmpty) failWith(b_.CreateICmpEQ(total, b_.getInt64(0)), kStatusEmptyReduce);
+
+  Region inner = outer;
+  inner.loop.assign(rank, nullptr);
+  if (vecLoop) {
+    inner.lanes = lanes;
+    inner.laneKind = PLUGSDK_INDEX_LOOP_VAR;
+    inner.laneVar = static_cast<int64_t>(rank) - 1;
+  }
+
+  // The body at one point (or chunk) of the loop: its statements, then the accumulations.
+  auto body = [&](llvm::Value* linear, llvm::Value* mask) -> sdk::Status {
+    inner.mask = vecLoop ? mask : outer.mask;
+    for (size_t i = pos + 1; i <= pos + s.body_count; ++i) {
+      const plugsdk_stmt_t& t = k_.stmt(i);
+      if (t.kind == PLUGSDK_STMT_LOOP) return fail(i, "a loop nested in a loop");
+      if (t.kind == PLUGSDK_STMT_REDUCE) continue;
+      sdk::Status st = statement(t, i, inner);
+      if (!st.isOk()) return st;
+    }
+    for (Acc& a : accs) {
+      const Val x0 = values_[static_cast<size_t>(a.s->operands[0])];
+      llvm::Value* x = widen(x0, lanes);
+      llvm::Value* acc = b_.CreateLoad(a.value->getAllocatedType(), a.value);
+      const bool fp = isFloat(a.dtype);
+      llvm::Value* next = nullptr;
+      llvm::Value* take = nullptr;
+      switch (a.s->op) {
+        case PLUGSDK_REDUCE_SUM:
+          next = fp ? b_.CreateFAdd(acc, x) : a.dtype == PLUGSDK_DTYPE_BOOL ? b_.CreateOr(acc, x) : b_.CreateAdd(acc, x);
+          break;
+        case PLUGSDK_REDUCE_PROD:
+          next = fp ? b_.CreateFMul(acc, x) : a.dtype == PLUGSDK_DTYPE_BOOL ? b_.CreateAnd(acc, x) : b_.CreateMul(acc, x);
+          break;
+        case PLUGSDK_REDUCE_MAX: next = maxMin(acc, x, a.dtype, true); break;
+        case PLUGSDK_REDUCE_MIN: next = maxMin(acc, x, a.dtype, false); break;
+        default: {
+          const bool isMax = a.s->op == PLUGSDK_REDUCE_ARGMAX;
+          if (fp) {
+            llvm::Value* better = isMax ? b_.CreateFCmpOGT(x, acc) : b_.CreateFCmpOLT(x, acc);
+            take = b_.CreateAnd(b_.CreateFCmpORD(acc, acc), b_.CreateOr(b_.CreateFCmpUNO(x, x), better));
+          } else if (isUnsigned(a.dtype)) {
+            take = isMax ? b_.CreateICmpUGT(x, acc) : b_.CreateICmpULT(x, acc);
+          } else {
+            take = isMax ? b_.CreateICmpSGT(x, acc) : b_.CreateICmpSLT(x, acc);
+          }
+          if (mask && vecLoop) take = b_.CreateAnd(take, mask);
+          next = b_.CreateSelect(take, x, acc);
+          llvm::Value* posv = linear;
+          if (lanes > 1) {
+            posv = b_.CreateVectorSplat(lanes, linear);
+            if (vecLoop) posv = b_.CreateAdd(posv, laneIota(lanes));
+          }
+          llvm::Value* best = b_.CreateLoad(a.best->getAllocatedType(), a.best);
+          b_.CreateStore(b_.CreateSelect(take, posv, best), a.best);
+        }
+      }
+      if (mask && vecLoop && !take) next = b_.CreateSelect(mask, next, acc);
+      b_.CreateStore(next, a.value);
+    }
+    return sdk::Status::ok();
+  };
+
+  // The nest: dims 0 .. rank-2 one at a time, the last one chunked when vectorized.
+  std::function<sdk::Status(size_t, llvm::Value*)> nest = [&](size_t d, llvm::Value* prefix) -> sdk::Status {
+    if (d == rank) return body(prefix, nullptr);  // rank 0: one iteration
+    llvm::Value* base = b_.CreateMul(prefix, sizes[d]);
+    if (d + 1 < rank)
+      return forLoop(b_.getInt64(0), sizes[d], 1, [&](llvm::Value* i) {
+        inner.loop[d] = i;
+        return nest(d + 1, b_.CreateAdd(base, i));
+      });
+    return chunked(b_.getInt64(0), sizes[d], vecLoop ? lanes : 1, [&](llvm::Value* i, llvm::Value* mask) {
+      inner.loop[d] = i;
+      return body(b_.CreateAdd(base, i), mask);
+    });
+  };
+  sdk::Status st = nest(0, b_.getInt64(0));
+  if (!st.isOk()) return st;
+
+  // Results: vectors of grid lanes as they are; vectors of loop lanes combined into one.
+  for (Acc& a : accs) {
+    llvm::Value* acc = b_.CreateLoad(a.value->getAllocatedType(), a.value);
+    const bool arg = a.s->op == PLUGSDK_REDUCE_ARGMAX || a.s->op == PLUGSDK_REDUCE_ARGMIN;
+    llvm::Value* best = arg ? b_.CreateLoad(a.best->getAllocatedType(), a.best) : nullptr;
+    if (!vecLoop) {
+      values_[static_cast<size_t>(a.s->result)] = Val{arg ? best : roundTo(acc, a.s->dtype), lanes > 1};
+      continue;
+    }
+    const bool fp = isFloat(a.dtype);
+    llvm::Value* r = nullptr;
+    if (a.s->op == PLUGSDK_REDUCE_SUM || a.s->op == PLUGSDK_REDUCE_PROD) {
+      const bool sum = a.s->op == PLUGSDK_REDUCE_SUM;
+      if (fp) {
+        llvm::Type* et = acc->getType()->getScalarType();
+        r = sum ? b_.CreateFAddReduce(llvm::ConstantFP::get(et, 0.0), acc)
+                : b_.CreateFMulReduce(llvm::ConstantFP::get(et, 1.0), acc);
+        llvm::cast<llvm::Instruction>(r)->setHasAllowReassoc(true);  // a tree, not a chain
+      } else if (a.dtype == PLUGSDK_DTYPE_BOOL) {
+        r = sum ? b_.CreateOrReduce(acc) : b_.CreateAndReduce(acc);
+      } else {
+        r = sum ? b_.CreateAddReduce(acc) : b_.CreateMulReduce(acc);
+      }
+    } else {
+      // Lane by lane in position order of each lane's first element (lane i saw position i
+      // first), keeping the earlier position on ties.
+      const bool isMax = a.s->op == PLUGSDK_REDUCE_MAX || a.s->op == PLUGSDK_REDUCE_ARGMAX;
+      r = b_.CreateExtractElement(acc, uint64_t{0});
+      llvm::Value* bi = arg ? b_.CreateExtractElement(best, uint64_t{0}) : nullptr;
+      for (uint32_t lane = 1; lane < lanes; ++lane) {
+        llvm::Value* v = b_.CreateExtractElement(acc, lane);
+        if (!arg) {
+          r = maxMin(r, v, a.dtype, isMax);
+          continue;
+        }
+        llvm::Value* vi = b_.CreateExtractElement(best, lane);
+        llvm::Value* earlier = b_.CreateICmpSLT(vi, bi);
+        llvm::Value* take = nullptr;
+        if (fp) {
+          llvm::Value* rNan = b_.CreateFCmpUNO(r, r);
+          llvm::Value* vNan = b_.CreateFCmpUNO(v, v);
+          llvm::Value* better = isMax ? b_.CreateFCmpOGT(v, r) : b_.CreateFCmpOLT(v, r);
+          llvm::Value* tie = b_.CreateAnd(b_.CreateFCmpOEQ(v, r), earlier);
+          take = b_.CreateSelect(rNan, b_.CreateAnd(vNan, earlier), b_.CreateOr(vNan, b_.CreateOr(better, tie)));
+        } else {
+          llvm::Value* better = isUnsigned(a.dtype) ? (isMax ? b_.CreateICmpUGT(v, r) : b_.CreateICmpULT(v, r))
+                                                    : (isMax ? b_.CreateICmpSGT(v, r) : b_.CreateICmpSLT(v, r));
+          take = b_.CreateOr(better, b_.CreateAnd(b_.CreateICmpEQ(v, r), earlier));
+        }
+        r = b_.CreateSelect(take, v, r);
+        bi = b_.CreateSelect(take, vi, bi);
+      }
+      if (arg) r = bi;
+    }
+    values_[static_cast<size_t>(a.s->result)] = Val{arg ? r : roundTo(r, a.s->dtype), false};
+  }
+  return sdk::Status::ok();
+}
+
+}  // namespace plugsdk::cpu::codegen

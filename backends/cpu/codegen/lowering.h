@@ -1,0 +1,167 @@
+// Kernel IR (the ABI's plugsdk_kernel_t, read through sdk::KernelView) -> LLVM IR for the
+// CPU backend. One class, KernelLowering, whose methods are spread over files by topic:
+//   lower_kernel.cc   the entry function, the grid loops, full and tail chunks, statements
+//   lower_index.cc    index programs as uniform / affine / per-lane values
+//   lower_memory.cc   loads, stores, combining (atomic) stores, dtype storage formats
+//   lower_ops.cc      elementwise ops, casts, math functions
+//   lower_loop.cc     reduction loops and reductions (vector accumulators, tree combines)
+//
+// Vectorization. Each kernel is lowered in one of three modes, chosen from its accesses:
+//   kGrid  lanes are consecutive points of the grid's last dim (elementwise kernels, and
+//          reductions whose loop walks a non-contiguous dim, e.g. column sums);
+//   kLoop  the grid is walked one point at a time, and inside each loop the lanes are
+//          consecutive values of the innermost loop variable (row reductions: softmax,
+//          layernorm), combined across lanes by a tree at the end of the loop;
+//   kScalar one lane everywhere (the "scalar" ISA, or a kernel with nothing to vectorize).
+// A value is "uniform" (one scalar for all lanes) or "varying" (a vector): uniform values
+// are computed once and broadcast where they meet varying ones. A chunk of lanes that
+// runs past the end of its dim is masked (the tail): masked lanes never touch memory.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "backends/cpu/isa.h"
+#include "plugsdk/kernel_view.hpp"
+
+namespace plugsdk::cpu::codegen {
+
+enum class VectorMode { kScalar, kGrid, kLoop };
+
+/// What lowerKernel produces: a module holding one entry function (codegen/frame.h's
+/// KernelEntry signature), and what the runtime needs to interpret its status codes.
+struct LoweredKernel {
+  std::unique_ptr<llvm::Module> module;
+  std::string entry;
+  VectorMode mode = VectorMode::kScalar;
+  uint32_t lanes = 1;
+  std::vector<std::string> checkMessages;  ///< CHECK ordinal -> message
+};
+
+/// Lowers `k` (validated) for `isa` into a new module in `ctx`, its entry named `entry`.
+/// UNIMPLEMENTED naming the statement for an op or dtype the backend does not handle.
+sdk::StatusOr<LoweredKernel> lowerKernel(llvm::LLVMContext& ctx, const sdk::KernelView& k, const Isa& isa,
+                                         const std::string& entry);
+
+/// The mode lowerKernel will choose for `k` (exposed for tests and the dumps).
+VectorMode chooseMode(const sdk::KernelView& k, const Isa& isa);
+const char* modeName(VectorMode m);
+
+/// A value during lowering: a scalar shared by all lanes, or a vector with one per lane.
+struct Val {
+  llvm::Value* v = nullptr;
+  bool varying = false;
+};
+
+/// An index expression's value over the lanes: uniform, affine (base + stride * lane, with a
+/// compile-time stride), or one i64 per lane.
+struct IndexVal {
+  enum class Kind { kUniform, kAffine, kLanes } kind = Kind::kUniform;
+  llvm::Value* base = nullptr;  ///< i64: kUniform, kAffine
+  int64_t stride = 0;           ///< kAffine
+  llvm::Value* lanes = nullptr;  ///< <N x i64>: kLanes
+};
+
+/// The lanes the statements being lowered run on.
+struct Region {
+  uint32_t lanes = 1;
+  uint32_t laneKind = 0;  ///< PLUGSDK_INDEX_GRID_VAR or LOOP_VAR: which variable is per lane
+  int64_t laneVar = -1;   ///< its number; -1: no variable is per lane (lanes == 1)
+  llvm::Value* mask = nullptr;      ///< <lanes x i1>; nullptr: every lane active
+  std::vector<llvm::Value*> grid;   ///< i64 per grid var (the per-lane one: its lane-0 value)
+  std::vector<llvm::Value*> loop;   ///< i64 per loop var of the enclosing loop
+};
+
+class KernelLowering {
+ public:
+  KernelLowering(llvm::LLVMContext& ctx, llvm::Module& m, const sdk::KernelView& k, const Isa& isa, VectorMode mode);
+  /// Builds the entry function.
+  sdk::Status run(const std::string& entry);
+  std::vector<std::string> checkMessages;
+
+  // ---- lower_kernel.cc
+ private:
+  sdk::Status block(size_t begin, size_t end, Region& r);
+  sdk::Status statement(const plugsdk_stmt_t& s, size_t pos, Region& r);
+  /// for (i = begin; i < end; i += step) body(i), with the loop built around the builder.
+  sdk::Status forLoop(llvm::Value* begin, llvm::Value* end, int64_t step,
+                      const std::function<sdk::Status(llvm::Value*)>& body);
+  /// Runs body over [begin, end) of a per-lane variable in chunks of `lanes`: full chunks,
+  /// then one masked chunk for the rest. body(base, mask) with mask nullptr when full.
+  sdk::Status chunked(llvm::Value* begin, llvm::Value* end, uint32_t lanes,
+                      const std::function<sdk::Status(llvm::Value*, llvm::Value*)>& body);
+  /// Stores `code` into *status unless it is set, and leaves the function.
+  void failWith(llvm::Value* failed, int32_t code);
+  sdk::Status fail(size_t pos, const std::string& why) const;
+
+  // ---- lower_index.cc
+  sdk::StatusOr<IndexVal> index(plugsdk_index_expr_t e, const Region& r);
+  /// The per-lane vector of an index value.
+  llvm::Value* indexLanes(const IndexVal& x, const Region& r);
+  /// A uniform i64 (loop sizes, grid sizes: programs without per-lane operands).
+  sdk::StatusOr<llvm::Value*> uniformIndex(plugsdk_index_expr_t e, const Region& r);
+
+  // ---- lower_memory.cc
+  sdk::StatusOr<Val> load(const plugsdk_stmt_t& s, size_t pos, Region& r);
+  sdk::Status store(const plugsdk_stmt_t& s, size_t pos, Region& r);
+  sdk::Status combiningStore(const plugsdk_stmt_t& s, llvm::Value* ptrs, llvm::Value* value, llvm::Value* mask,
+                             uint32_t lanes);
+  llvm::Type* storageType(uint32_t dtype);
+  llvm::Value* fromStorage(llvm::Value* v, uint32_t dtype);
+  llvm::Value* toStorage(llvm::Value* v, uint32_t dtype);
+  llvm::Value* argPointer(int32_t arg);
+
+  // ---- lower_ops.cc
+ public:
+  /// The register type of a dtype: i1, i8 ... i64, float (f16, bf16 and f32), double.
+  llvm::Type* computeType(uint32_t dtype);
+ private:
+  sdk::StatusOr<Val> scalarOp(const plugsdk_stmt_t& s, size_t pos, Region& r);
+  sdk::StatusOr<Val> cast(const plugsdk_stmt_t& s, Region& r);
+  sdk::StatusOr<Val> rand(const plugsdk_stmt_t& s, Region& r);
+  /// The f16 / bf16 rounding of an f32 register value (identity for other dtypes).
+  llvm::Value* roundTo(llvm::Value* v, uint32_t dtype);
+  llvm::Value* callLibm(const char* name, llvm::Type* t, llvm::ArrayRef<llvm::Value*> args);
+  llvm::Value* maxMin(llvm::Value* a, llvm::Value* b, uint32_t dtype, bool isMax);
+  llvm::Value* intDivRem(uint32_t op, llvm::Value* a, llvm::Value* b, uint32_t dtype, Region& r);
+
+  // ---- lower_loop.cc
+  sdk::Status loop(const plugsdk_stmt_t& s, size_t pos, Region& r);
+
+  // ---- helpers
+ public:
+  /// `v` as a vector of `lanes` (a splat when it is uniform).
+  llvm::Value* widen(const Val& v, uint32_t lanes);
+  /// The dtype of SSA value `id`.
+  uint32_t dtypeOf(int32_t id) const { return valueTypes_[static_cast<size_t>(id)]; }
+
+ private:
+  llvm::Value* laneIota(uint32_t lanes);
+  llvm::Value* anyTrue(llvm::Value* maskVec);
+
+  llvm::LLVMContext& ctx_;
+  llvm::Module& m_;
+  const sdk::KernelView& k_;
+  const Isa& isa_;
+  VectorMode mode_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;
+  llvm::BasicBlock* exit_ = nullptr;      ///< returns from the entry
+  llvm::Value* frame_ = nullptr;
+  llvm::Value* statusPtr_ = nullptr;
+  std::vector<llvm::Value*> argPtrs_;     ///< loaded once in the entry block
+  std::vector<llvm::Value*> symbols_;     ///< i64 launch values
+  std::vector<llvm::Value*> gridSizes_;
+  std::vector<Val> values_;
+  std::vector<uint32_t> valueTypes_;
+  std::vector<size_t> checkOrdinal_;      ///< statement position -> CHECK ordinal
+};
+
+}  // namespace plugsdk::cpu::codegen

@@ -1,0 +1,187 @@
+// The x86 CPU backend as a plugin (libplugsdk_cpu.so, plugin "cpu"): one device, the host.
+// Memory is host memory (64-byte aligned), streams run work when it is queued, kernels are
+// compiled to machine code by kernel_compiler (LLVM 19 ORC JIT) and run on oneTBB
+// (runtime/launch). See README.md for the client options.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include <oneapi/tbb/info.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include "backends/cpu/jit.h"
+#include "backends/cpu/kernel_compiler.h"
+#include "backends/cpu/runtime/launch.h"
+#include "plugsdk/plugsdk.hpp"
+
+namespace {
+
+namespace sdk = plugsdk::sdk;
+namespace cpu = plugsdk::cpu;
+
+struct CpuBuffer : sdk::Buffer {
+  uint8_t* data = nullptr;
+  ~CpuBuffer() override { std::free(data); }
+};
+
+struct CpuStream : sdk::Stream {};
+struct CpuEvent : sdk::Event {};
+
+struct CpuExecutable : sdk::Executable {
+  std::shared_ptr<const cpu::CompiledKernel> kernel;
+};
+
+uint64_t hostMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : uint64_t{1} << 32;
+}
+
+sdk::StatusOr<int> parseInt(const std::string& key, const std::string& text, int lo, int hi) {
+  char* end = nullptr;
+  const long v = std::strtol(text.c_str(), &end, 10);
+  if (text.empty() || *end != '\0' || v < lo || v > hi)
+    return sdk::invalidArgument("option " + key + ": '" + text + "' is not an integer in [" + std::to_string(lo) +
+                                ", " + std::to_string(hi) + "]");
+  return static_cast<int>(v);
+}
+
+class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecutable> {
+ public:
+  /// Options (README.md): isa=auto|avx512|avx2|scalar (default: $PLUGSDK_CPU_ISA, else
+  /// auto), threads=N (default: the cores this process may run on), cache_dir=DIR|off
+  /// (default: cache.h's defaultCacheDir), dump=DIR, opt=2|3, fault=llvm|alloc (tests).
+  sdk::Status initialize(const sdk::Options& options) override {
+    for (const auto& [key, value] : options.entries())
+      if (key != "isa" && key != "threads" && key != "cache_dir" && key != "dump" && key != "opt" && key != "fault")
+        return sdk::invalidArgument("unknown option '" + key +
+                                    "' (the cpu plugin takes isa, threads, cache_dir, dump, opt, fault)");
+    const char* envIsa = std::getenv("PLUGSDK_CPU_ISA");
+    const std::string isaName = options.get("isa", envIsa ? envIsa : "auto");
+    sdk::StatusOr<cpu::Isa> isa = cpu::selectIsa(cpu::hostFeatures(), isaName);
+    if (!isa.isOk())
+      return sdk::Status(isa.status().code(),
+                         isa.status().message() + (options.has("isa") ? "" : " (from PLUGSDK_CPU_ISA)"));
+    isa_ = *isa;
+    int threads = tbb::info::default_concurrency();
+    if (options.has("threads")) {
+      sdk::StatusOr<int> t = parseInt("threads", options.get("threads"), 1, 1024);
+      if (!t.isOk()) return t.status();
+      threads = *t;
+    }
+    arena_ = std::make_unique<tbb::task_arena>(threads);
+    cpu::CompilerOptions co;
+    if (options.has("opt")) {
+      sdk::StatusOr<int> o = parseInt("opt", options.get("opt"), 2, 3);
+      if (!o.isOk()) return o.status();
+      co.optLevel = *o;
+    }
+    const std::string fault = options.get("fault");
+    if (!fault.empty() && fault != "llvm" && fault != "alloc")
+      return sdk::invalidArgument("option fault: '" + fault + "' is not llvm or alloc");
+    co.breakIr = fault == "llvm";
+    failAllocations_ = fault == "alloc";
+    co.dumpDir = options.get("dump");
+    if (!co.dumpDir.empty() && mkdir(co.dumpDir.c_str(), 0755) != 0 && errno != EEXIST)
+      return sdk::invalidArgument("option dump: cannot create " + co.dumpDir + ": " + std::strerror(errno));
+    std::string cacheDir = options.get("cache_dir", cpu::defaultCacheDir());
+    if (cacheDir == "off") cacheDir.clear();
+    sdk::StatusOr<std::unique_ptr<cpu::Jit>> jit = cpu::Jit::create(isa_);
+    if (!jit.isOk()) return jit.status();
+    jit_ = std::move(*jit);
+    compiler_ = std::make_unique<cpu::KernelCompiler>(*jit_, cpu::DiskCache(cacheDir), co);
+    return sdk::Status::ok();
+  }
+
+  sdk::StatusOr<sdk::DeviceCount> deviceCount() override { return sdk::DeviceCount{1, ""}; }
+
+  sdk::StatusOr<sdk::DeviceInfo> deviceInfo(uint32_t) override {
+    sdk::DeviceInfo d;
+    d.name = "cpu0 (" + isa_.llvmCpu + ", " + std::string(isa_.name()) + ", " +
+             std::to_string(arena_->max_concurrency()) + " threads)";
+    d.dtypes = (1u << (PLUGSDK_DTYPE_F64 + 1)) - 1;  // all ten
+    d.vectorBits = isa_.vectorBytes() * 8;
+    d.memoryKinds = PLUGSDK_MEMORY_HOST | PLUGSDK_MEMORY_SHARED;
+    d.memoryBytes = hostMemoryBytes();
+    d.maxBufferBytes = d.memoryBytes;
+    d.libraryOps = 0;  // matmul, convolution and sdpa are expanded into loop kernels for now
+    d.epilogueOps = 0;
+    d.maxKernelStmts = 0;
+    d.fusesHorizontal = true;
+    d.fusesReductionEpilogue = true;
+    d.fusesMultiReduction = true;
+    return d;
+  }
+
+  sdk::StatusOr<std::unique_ptr<CpuBuffer>> allocate(uint32_t, uint32_t, uint64_t bytes) override {
+    auto b = std::make_unique<CpuBuffer>();
+    if (bytes == 0) return b;
+    const uint64_t rounded = (bytes + 63) / 64 * 64;
+    if (!failAllocations_) b->data = static_cast<uint8_t*>(std::aligned_alloc(64, rounded));
+    if (!b->data)
+      return sdk::resourceExhausted("cannot allocate " + std::to_string(bytes) + " bytes of host memory" +
+                                    (failAllocations_ ? " (fault=alloc)" : ""));
+    return b;
+  }
+
+  sdk::Status copy(const Copy& c) override {
+    if (c.bytes == 0) return sdk::Status::ok();
+    switch (c.kind) {
+      case PLUGSDK_COPY_HOST_TO_DEVICE: std::memcpy(c.dst->data + c.dstOffset, c.hostSrc, c.bytes); break;
+      case PLUGSDK_COPY_DEVICE_TO_HOST: std::memcpy(c.hostDst, c.src->data + c.srcOffset, c.bytes); break;
+      case PLUGSDK_COPY_DEVICE_TO_DEVICE: std::memmove(c.dst->data + c.dstOffset, c.src->data + c.srcOffset, c.bytes); break;
+    }
+    return sdk::Status::ok();
+  }
+
+  sdk::Status fill(const Fill& f) override {
+    uint8_t* p = f.buffer.data + f.offset;
+    if (f.patternBytes == 1) {
+      std::memset(p, f.pattern[0], f.bytes);
+      return sdk::Status::ok();
+    }
+    for (uint64_t i = 0; i < f.bytes; i += f.patternBytes) std::memcpy(p + i, f.pattern, f.patternBytes);
+    return sdk::Status::ok();
+  }
+
+  // Work runs when it is queued: there is never anything to wait for.
+  sdk::StatusOr<std::unique_ptr<CpuStream>> createStream(uint32_t) override { return std::make_unique<CpuStream>(); }
+  sdk::Status synchronizeStream(CpuStream&) override { return sdk::Status::ok(); }
+  sdk::StatusOr<std::unique_ptr<CpuEvent>> createEvent(CpuStream*) override { return std::make_unique<CpuEvent>(); }
+  sdk::Status recordEvent(CpuEvent&, CpuStream&) override { return sdk::Status::ok(); }
+  sdk::Status waitEvent(CpuStream&, CpuEvent&) override { return sdk::Status::ok(); }
+  sdk::Status synchronizeEvent(CpuEvent&) override { return sdk::Status::ok(); }
+
+  sdk::StatusOr<std::unique_ptr<CpuExecutable>> compileKernel(uint32_t, const sdk::KernelView& k,
+                                                              std::string_view) override {
+    sdk::StatusOr<std::shared_ptr<const cpu::CompiledKernel>> c = compiler_->compile(k);
+    if (!c.isOk()) return c.status();
+    auto e = std::make_unique<CpuExecutable>();
+    e->kernel = *c;
+    return e;
+  }
+
+  sdk::Status launch(const Launch& l) override {
+    const cpu::CompiledKernel& k = *l.executable.kernel;
+    std::vector<void*> args;
+    for (size_t i = 0; i < l.buffers.size(); ++i) args.push_back(l.buffers[i]->data + l.offsets[i]);
+    std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
+    return cpu::launchKernel(k, args, symbols, *arena_);
+  }
+
+ private:
+  cpu::Isa isa_;
+  bool failAllocations_ = false;
+  std::unique_ptr<tbb::task_arena> arena_;
+  std::unique_ptr<cpu::Jit> jit_;
+  std::unique_ptr<cpu::KernelCompiler> compiler_;
+};
+
+}  // namespace
+
+PLUGSDK_DEFINE_PLUGIN(CpuBackend, "cpu", "0.1 (LLVM 19 ORC JIT, AVX-512 / AVX2 / scalar, oneTBB)")
