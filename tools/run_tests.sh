@@ -16,7 +16,7 @@ echo "[test] ctest (GoogleTest)"
 
 echo "[test] pytest"
 pytest_dirs=()
-for d in core sdk python conformance; do [ -d "$d" ] && pytest_dirs+=("$d"); done
+for d in core sdk backends python conformance; do [ -d "$d" ] && pytest_dirs+=("$d"); done
 python3 -m pytest -q -p no:cacheprovider "${pytest_dirs[@]}" --junitxml="$results/pytest.xml" | tail -n 30
 
 echo "[test] lint"

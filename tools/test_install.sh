@@ -21,7 +21,7 @@ echo "[install] cmake --install -> $prefix"
 cmake --install "$build" --prefix "$prefix" > "$work/install.log"
 for f in include/plugsdk/plugsdk.h include/plugsdk/plugsdk.hpp include/plugsdk/core/ir/graph.h \
          lib/libplugsdk_core.a bin/plugsdk lib/plugsdk/plugins/libplugsdk_minimal.so \
-         lib/plugsdk/plugins/libplugsdk_null.so lib/cmake/plugsdk/plugsdkConfig.cmake; do
+         lib/plugsdk/plugins/libplugsdk_null.so lib/plugsdk/plugins/libplugsdk_cpu.so lib/cmake/plugsdk/plugsdkConfig.cmake; do
   [ -e "$prefix/$f" ] || { echo "[install] FAIL: $f was not installed"; exit 1; }
 done
 
@@ -51,7 +51,7 @@ cmake --build "$work/embed/build" >> "$work/embed.log" 2>&1 || { cat "$work/embe
 echo "[install] the installed CLI"
 cli=$prefix/bin/plugsdk
 env -u PLUGSDK_PLUGIN_PATH "$cli" plugins > "$work/plugins.out"
-grep -q "minimal .*ABI 1\.0  1 device" "$work/plugins.out" || { cat "$work/plugins.out"; echo "[install] FAIL: installed plugins not found"; exit 1; }
+grep -q "minimal .*ABI 1\.0  1 device" "$work/plugins.out" && grep -q "cpu .*ABI 1\.0  1 device" "$work/plugins.out" || { cat "$work/plugins.out"; echo "[install] FAIL: installed plugins not found"; exit 1; }
 model=$src/conformance/models/mlp.f64.pgraph
 "$cli" run "$model" --backend "$plugin" --quiet --save "$work/out-plugin"
 "$cli" run "$model" --quiet --save "$work/out-reference"

@@ -163,6 +163,7 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     if (!c.isOk()) return c.status();
     auto e = std::make_unique<CpuExecutable>();
     e->kernel = *c;
+    e->setLog((*c)->log);
     return e;
   }
 
