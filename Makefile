@@ -13,7 +13,7 @@ TOOLBOX := tools/toolbox
 export PLUGSDK_BUILD_DIR := $(CURDIR)/$(BUILD_DIR)
 export SANITIZE
 
-.PHONY: all build demo test lint format fuzz toolbox shell clean
+.PHONY: all build demo test bench lint format fuzz toolbox shell clean
 
 all: build
 
@@ -28,6 +28,12 @@ demo: build
 
 test: toolbox
 	$(TOOLBOX) run tools/run_tests.sh
+
+# The CPU backend against eager torch and inductor (tools/bench.py): a table, and
+# $(BUILD_DIR)/bench.json. BENCH_ARGS="--only mlp" picks workloads. Inductor is vectorized
+# only with libsleef preloaded (DESIGN.md).
+bench: build
+	$(TOOLBOX) run env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libsleef.so.3 python3 tools/bench.py $(BENCH_ARGS)
 
 lint: toolbox
 	$(TOOLBOX) run tools/lint.sh

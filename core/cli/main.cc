@@ -46,6 +46,7 @@ const char* kUsage =
     "      --seed N             seed for random inputs (default 0)\n"
     "      --save DIR           write outputs as DIR/<output-name>.npy\n"
     "      --repeat N           run N times, report the median time\n"
+    "      --json FILE          also write the times (and compile time) as JSON\n"
     "      --quiet              do not print output values\n"
     "  ops [--tsv]            list the registered ops (name, family, reference kernel, schema)\n"
     "  decomps                list the ATen-level ops with decomposition rules (one per line)\n"
@@ -152,7 +153,7 @@ int cmdLower(const ir::Context& ctx, const std::vector<std::string>& args) {
 }
 
 int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std::string>& args) {
-  std::string file, backend = "reference", saveDir, stage = "aten", backendOptions;
+  std::string file, backend = "reference", saveDir, stage = "aten", backendOptions, jsonFile;
   uint32_t deviceIndex = 0;
   bool stageGiven = false;
   std::map<std::string, std::string> inputFiles;
@@ -215,6 +216,10 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
         auto v = value("--repeat");
         if (!v) return 2;
         repeat = std::max(1, std::stoi(*v));
+      } else if (a == "--json") {
+        auto v = value("--json");
+        if (!v) return 2;
+        jsonFile = *v;
       } else if (a == "--lower") {
         auto v = value("--lower");
         if (!v) return 2;
@@ -315,9 +320,19 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
     onDevice = std::move(*dp);
     compileSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
-  for (int r = 0; r < repeat; ++r) {
+  // On a device the launches are timed by themselves (inputs uploaded and outputs
+  // downloaded once, around all repetitions); one untimed run first warms the device.
+  std::vector<double> deviceTimes;
+  if (onDevice) {
+    outs = onDevice->run(inputs);
+    if (!outs.isOk()) return fail(outs.status());
+    outs = onDevice->run(inputs, {.repeat = repeat, .launchSeconds = &deviceTimes});
+    if (!outs.isOk()) return fail(outs.status());
+    times = deviceTimes;
+  }
+  for (int r = 0; r < (onDevice ? 0 : repeat); ++r) {
     auto start = std::chrono::steady_clock::now();
-    outs = onDevice ? onDevice->run(inputs) : program ? interp.run(*program, inputs) : ex.run(*g, inputs, &stats);
+    outs = program ? interp.run(*program, inputs) : ex.run(*g, inputs, &stats);
     if (!outs.isOk()) return fail(outs.status());
     times.push_back(program ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()
                             : stats.seconds);
@@ -333,6 +348,19 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   }
   if (!quiet)
     for (size_t i = 0; i < outs->size(); ++i) printTensor("%" + outNames[i], (*outs)[i]);
+  if (!jsonFile.empty()) {
+    std::FILE* f = std::fopen(jsonFile.c_str(), "w");
+    if (!f) return fail(invalidArgument("--json: cannot write " + jsonFile));
+    std::string all;
+    for (double t : times) all += (all.empty() ? "" : ", ") + std::to_string(t * 1e3);
+    std::fprintf(f,
+                 "{\"graph\": \"%s\", \"backend\": \"%s\", \"device\": \"%s\", \"kernels\": %d, "
+                 "\"library_calls\": %d, \"compile_ms\": %.3f, \"run_ms_median\": %.4f, \"run_ms\": [%s]}\n",
+                 g->name().c_str(), backend.c_str(), device ? device->describe().c_str() : backend.c_str(),
+                 program ? program->numLaunches() : 0, program ? program->numCalls() : 0, compileSeconds * 1e3,
+                 times[times.size() / 2] * 1e3, all.c_str());
+    std::fclose(f);
+  }
   if (onDevice)
     std::printf(
         "ran @%s as a program (%d kernels, %d library calls) on %s: %.3f ms (median of %d), compiled in %.1f ms\n",

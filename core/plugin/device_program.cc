@@ -3,6 +3,7 @@
 #include "core/plugin/device_program.h"
 
 #include <algorithm>
+#include <chrono>
 #include <set>
 
 #include "core/exec/kernel_utils.h"
@@ -296,6 +297,8 @@ StatusOr<std::vector<exec::HostTensor>> DeviceProgram::run(const std::vector<exe
     const auto b = static_cast<size_t>(in.buffer);
     RETURN_IF_ERROR(device_.upload(pl.own[b], pl.offset[b], bytes.data(), bytes.size()));
   }
+  for (int rep = 0; rep < std::max(1, options.repeat); ++rep) {
+  const auto started = std::chrono::steady_clock::now();
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const sched::Step& step = p.steps[i];
     const Executable& e = *steps_[i];
@@ -335,6 +338,10 @@ StatusOr<std::vector<exec::HostTensor>> DeviceProgram::run(const std::vector<exe
     if (!st.isOk()) return st.withContext(stepName(i, step) + " of program @" + p.name);
   }
   RETURN_IF_ERROR(device_.synchronize());
+  if (options.launchSeconds)
+    options.launchSeconds->push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+  }
   std::vector<exec::HostTensor> outs;
   for (const sched::ProgramOutput& o : p.outputs) {
     std::vector<int64_t> shape;

@@ -26,6 +26,11 @@ struct RunOptions {
   /// -1 in the integers) before the first launch, so that an element a device never writes
   /// cannot pass for a correct 0 (the conformance suite runs this way).
   bool poison = false;
+  /// Launch the whole program this many times over the same uploaded inputs (benchmarks:
+  /// upload and download happen once, outside the timed part).
+  int repeat = 1;
+  /// When set, receives the wall time of each repetition: every launch, then synchronize.
+  std::vector<double>* launchSeconds = nullptr;
 };
 
 class DeviceProgram {
