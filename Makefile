@@ -2,8 +2,8 @@
 # Everything runs inside the toolbox (tools/toolbox: a Debian trixie root with every
 # dependency), which is created on first use.
 SANITIZE ?= 0
-# make demo BACKEND=NAME also runs the demo model on that plugin (e.g. minimal).
-BACKEND ?=
+# make demo runs the demo model on the cpu plugin; BACKEND=NAME picks another (e.g. minimal).
+BACKEND ?= cpu
 ifeq ($(SANITIZE),1)
 BUILD_DIR ?= build-sanitize
 else
