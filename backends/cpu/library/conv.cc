@@ -1,0 +1,238 @@
+// prims.convolution on the CPU. Non-transposed f32 / f16 / bf16 convolutions run as im2col
+// + GEMM per image and group (a 1x1, stride-1, unpadded f32 convolution reads its input in
+// place); everything else (transposed, f64, integers) as direct loops in double or
+// wrapping int64, parallel over output channels. Spatial ranks 1 and 2 are run as rank 3
+// with leading unit dims.
+#include <oneapi/tbb/parallel_for.h>
+
+#include <array>
+#include <cstdlib>
+#include <memory>
+
+#include "backends/cpu/library/library_ops.h"
+
+namespace plugsdk::cpu {
+
+namespace {
+
+struct Geometry {
+  int64_t n = 0, c = 0, o = 0, groups = 1;
+  std::array<int64_t, 3> in{1, 1, 1}, k{1, 1, 1}, out{1, 1, 1}, stride{1, 1, 1}, pad{0, 0, 0}, dil{1, 1, 1};
+  // Strides (elements) of x, w, out: [batch, channel, s0, s1, s2] / [c0, c1, k0, k1, k2].
+  std::array<int64_t, 5> xs{}, ws{}, os{};
+  int64_t inP() const { return in[0] * in[1] * in[2]; }
+  int64_t outP() const { return out[0] * out[1] * out[2]; }
+  int64_t kVol() const { return k[0] * k[1] * k[2]; }
+};
+
+sdk::StatusOr<Geometry> geometry(const TensorRef& x, const TensorRef& w, const TensorRef& out, const Attributes& a) {
+  const size_t sd = x.shape.size() - 2;
+  if (x.shape.size() < 3 || x.shape.size() > 5 || w.shape.size() != x.shape.size() || out.shape.size() != x.shape.size())
+    return sdk::invalidArgument("convolution operands must have 1 to 3 spatial dims and equal ranks");
+  Geometry g;
+  sdk::StatusOr<std::vector<int64_t>> stride = a.getInts("stride"), pad = a.getInts("padding"),
+                                      dil = a.getInts("dilation");
+  sdk::StatusOr<int64_t> groups = a.getInt("groups");
+  for (const sdk::Status& s : {stride.status(), pad.status(), dil.status(), groups.status()})
+    if (!s.isOk()) return s;
+  auto expand = [&](const std::vector<int64_t>& v, std::array<int64_t, 3>& to) {
+    for (size_t i = 0; i < sd; ++i) to[3 - sd + i] = v.size() == 1 ? v[0] : v.at(i);
+  };
+  if ((stride->size() != sd && stride->size() != 1) || (pad->size() != sd && pad->size() != 1) ||
+      (dil->size() != sd && dil->size() != 1))
+    return sdk::invalidArgument("convolution stride/padding/dilation do not match the spatial rank");
+  expand(*stride, g.stride);
+  expand(*pad, g.pad);
+  expand(*dil, g.dil);
+  g.groups = *groups;
+  g.n = x.shape[0];
+  g.c = x.shape[1];
+  g.o = out.shape[1];
+  for (size_t i = 0; i < sd; ++i) {
+    g.in[3 - sd + i] = x.shape[2 + i];
+    g.k[3 - sd + i] = w.shape[2 + i];
+    g.out[3 - sd + i] = out.shape[2 + i];
+  }
+  auto strides5 = [&](const TensorRef& t, std::array<int64_t, 5>& s) {
+    s = {t.strides[0], t.strides[1], 0, 0, 0};
+    for (size_t i = 0; i < sd; ++i) s[2 + 3 - sd + i] = t.strides[2 + i];
+  };
+  strides5(x, g.xs);
+  strides5(w, g.ws);
+  strides5(out, g.os);
+  if (g.groups <= 0 || g.c % g.groups != 0 || g.o % g.groups != 0)
+    return sdk::invalidArgument("convolution groups do not divide the channels");
+  return g;
+}
+
+int64_t xAt(const Geometry& g, const TensorRef& x, int64_t n, int64_t c, int64_t i0, int64_t i1, int64_t i2) {
+  return x.offset + n * g.xs[0] + c * g.xs[1] + i0 * g.xs[2] + i1 * g.xs[3] + i2 * g.xs[4];
+}
+
+/// Direct convolution (transposed too) in double or wrapping int64: out is accumulated in a
+/// row-major temporary, then stored.
+sdk::Status direct(const Geometry& g, const TensorRef& x, const TensorRef& w, const TensorRef& out, bool transposed,
+                   tbb::task_arena& arena) {
+  const bool fp = isFloatDtype(x.dtype);
+  const int64_t cg = g.c / g.groups, og = g.o / g.groups, P = g.outP();
+  arena.execute([&] {
+    tbb::parallel_for(int64_t{0}, g.n * g.o, [&](int64_t no) {
+      const int64_t n = no / g.o, o = no % g.o, grp = o / og, oi = o % og;
+      std::vector<double> accF(fp ? static_cast<size_t>(P) : 0, 0.0);
+      std::vector<uint64_t> accI(fp ? 0 : static_cast<size_t>(P), 0);
+      for (int64_t ci = 0; ci < cg; ++ci) {
+        const int64_t c = grp * cg + ci;
+        for (int64_t k0 = 0; k0 < g.k[0]; ++k0)
+          for (int64_t k1 = 0; k1 < g.k[1]; ++k1)
+            for (int64_t k2 = 0; k2 < g.k[2]; ++k2) {
+              // Non-transposed: w[o, ci, k]; transposed: w[c, oi, k].
+              const int64_t wAt = w.offset + (transposed ? c * g.ws[0] + oi * g.ws[1] : o * g.ws[0] + ci * g.ws[1]) +
+                                  k0 * g.ws[2] + k1 * g.ws[3] + k2 * g.ws[4];
+              const double wf = fp ? loadDouble(w.base, w.dtype, wAt) : 0;
+              const int64_t wi = fp ? 0 : loadInt(w.base, w.dtype, wAt);
+              for (int64_t p = 0; p < P; ++p) {
+                const int64_t y[3] = {p / (g.out[1] * g.out[2]), (p / g.out[2]) % g.out[1], p % g.out[2]};
+                int64_t i[3];
+                bool inside = true;
+                const int64_t kk[3] = {k0, k1, k2};
+                for (int d = 0; d < 3 && inside; ++d) {
+                  if (!transposed) {
+                    i[d] = y[d] * g.stride[d] - g.pad[d] + kk[d] * g.dil[d];
+                  } else {
+                    // y = i * stride - pad + k * dil  =>  i = (y + pad - k * dil) / stride, exactly.
+                    const int64_t t = y[d] + g.pad[d] - kk[d] * g.dil[d];
+                    if (t < 0 || t % g.stride[d] != 0) {
+                      inside = false;
+                      break;
+                    }
+                    i[d] = t / g.stride[d];
+                  }
+                  inside = i[d] >= 0 && i[d] < g.in[d];
+                }
+                if (!inside) continue;
+                const int64_t xi = xAt(g, x, n, c, i[0], i[1], i[2]);
+                if (fp)
+                  accF[static_cast<size_t>(p)] += loadDouble(x.base, x.dtype, xi) * wf;
+                else
+                  accI[static_cast<size_t>(p)] += static_cast<uint64_t>(loadInt(x.base, x.dtype, xi)) * static_cast<uint64_t>(wi);
+              }
+            }
+      }
+      for (int64_t p = 0; p < P; ++p) {
+        const int64_t at = out.offset + n * g.os[0] + o * g.os[1] + (p / (g.out[1] * g.out[2])) * g.os[2] +
+                           ((p / g.out[2]) % g.out[1]) * g.os[3] + (p % g.out[2]) * g.os[4];
+        if (fp)
+          storeDouble(out.base, out.dtype, at, accF[static_cast<size_t>(p)]);
+        else
+          storeInt(out.base, out.dtype, at, static_cast<int64_t>(accI[static_cast<size_t>(p)]));
+      }
+    });
+  });
+  return sdk::Status::ok();
+}
+
+GemmElement elementOf(uint32_t d) {
+  return d == PLUGSDK_DTYPE_F16 ? GemmElement::kF16 : d == PLUGSDK_DTYPE_BF16 ? GemmElement::kBF16 : GemmElement::kF32;
+}
+
+/// im2col + GEMM: for each image and group, B[cg * kvol, P] gathers the input windows
+/// (zeros in the padding), A is the group's weights as [og, cg * kvol], C the output slab.
+sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, const TensorRef& out,
+                    const LibraryContext& ctx) {
+  const int64_t cg = g.c / g.groups, og = g.o / g.groups, P = g.outP(), kv = g.kVol(), K = cg * kv;
+  // A reads the weights in place when each group's [cg, k...] block is row-major.
+  const bool wFlat = g.ws[4] == 1 && g.ws[3] == g.k[2] && g.ws[2] == g.k[1] * g.k[2] && g.ws[1] == kv;
+  const bool outDirect = out.dtype == PLUGSDK_DTYPE_F32 && g.os[4] == 1 && g.os[3] == g.out[2] &&
+                         g.os[2] == g.out[1] * g.out[2] && g.os[1] == P;
+  const bool pointwise = kv == 1 && g.stride == std::array<int64_t, 3>{1, 1, 1} && g.pad == std::array<int64_t, 3>{0, 0, 0} &&
+                         x.dtype == PLUGSDK_DTYPE_F32 && g.xs[4] == 1 && g.xs[3] == g.in[2] && g.xs[2] == g.in[1] * g.in[2];
+  auto alloc = [](int64_t n) { return std::unique_ptr<float, decltype(&std::free)>(static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>((n * 4 + 63) / 64 * 64))), &std::free); };
+  auto cols = alloc(pointwise ? 1 : K * P);
+  auto wcopy = alloc(wFlat ? 1 : g.o * K);
+  auto ctemp = alloc(outDirect ? 1 : og * P);
+  if (!cols || !wcopy || !ctemp) return sdk::resourceExhausted("convolution: no memory for its im2col buffers");
+  if (!wFlat)
+    for (int64_t o = 0; o < g.o; ++o)
+      for (int64_t ci = 0; ci < cg; ++ci)
+        for (int64_t q = 0; q < kv; ++q)
+          wcopy.get()[(o * cg + ci) * kv + q] = static_cast<float>(loadDouble(
+              w.base, w.dtype, w.offset + o * g.ws[0] + ci * g.ws[1] + (q / (g.k[1] * g.k[2])) * g.ws[2] +
+                                   ((q / g.k[2]) % g.k[1]) * g.ws[3] + (q % g.k[2]) * g.ws[4]));
+  for (int64_t n = 0; n < g.n; ++n)
+    for (int64_t grp = 0; grp < g.groups; ++grp) {
+      GemmProblem pr;
+      pr.m = og;
+      pr.n = P;
+      pr.k = K;
+      if (wFlat)
+        pr.a = {w.base + (w.offset + grp * og * g.ws[0]) * dtypeBytes(w.dtype), elementOf(w.dtype), g.ws[0], 1, 0};
+      else
+        pr.a = {wcopy.get() + grp * og * K, GemmElement::kF32, K, 1, 0};
+      if (pointwise) {
+        pr.b = {x.base + xAt(g, x, n, grp * cg, 0, 0, 0) * 4, GemmElement::kF32, g.xs[1], 1, 0};
+      } else {
+        float* b = cols.get();
+        ctx.arena->execute([&] {
+          tbb::parallel_for(int64_t{0}, K, [&](int64_t row) {
+            const int64_t ci = row / kv, q = row % kv;
+            const int64_t k0 = q / (g.k[1] * g.k[2]), k1 = (q / g.k[2]) % g.k[1], k2 = q % g.k[2];
+            const int64_t c = grp * cg + ci;
+            float* dst = b + row * P;
+            for (int64_t y0 = 0; y0 < g.out[0]; ++y0) {
+              const int64_t i0 = y0 * g.stride[0] - g.pad[0] + k0 * g.dil[0];
+              for (int64_t y1 = 0; y1 < g.out[1]; ++y1) {
+                const int64_t i1 = y1 * g.stride[1] - g.pad[1] + k1 * g.dil[1];
+                float* d = dst + (y0 * g.out[1] + y1) * g.out[2];
+                if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
+                  for (int64_t y2 = 0; y2 < g.out[2]; ++y2) d[y2] = 0.0f;
+                  continue;
+                }
+                const int64_t rowAt = xAt(g, x, n, c, i0, i1, 0);
+                for (int64_t y2 = 0; y2 < g.out[2]; ++y2) {
+                  const int64_t i2 = y2 * g.stride[2] - g.pad[2] + k2 * g.dil[2];
+                  d[y2] = (i2 < 0 || i2 >= g.in[2])
+                              ? 0.0f
+                              : (x.dtype == PLUGSDK_DTYPE_F32
+                                     ? reinterpret_cast<const float*>(x.base)[rowAt + i2 * g.xs[4]]
+                                     : static_cast<float>(loadDouble(x.base, x.dtype, rowAt + i2 * g.xs[4])));
+                }
+              }
+            }
+          });
+        });
+        pr.b = {b, GemmElement::kF32, P, 1, 0};
+      }
+      const int64_t slab = out.offset + n * g.os[0] + grp * og * g.os[1];
+      pr.c = outDirect ? reinterpret_cast<float*>(out.base) + slab : ctemp.get();
+      pr.ldc = P;
+      GemmOptions opt;
+      opt.arena = ctx.arena;
+      sdk::Status st = gemm(*ctx.gemm, pr, opt);
+      if (!st.isOk()) return st;
+      if (outDirect) continue;
+      for (int64_t oi = 0; oi < og; ++oi)
+        for (int64_t p = 0; p < P; ++p)
+          storeDouble(out.base, out.dtype,
+                      slab + oi * g.os[1] + (p / (g.out[1] * g.out[2])) * g.os[2] + ((p / g.out[2]) % g.out[1]) * g.os[3] +
+                          (p % g.out[2]) * g.os[4],
+                      ctemp.get()[oi * P + p]);
+    }
+  return sdk::Status::ok();
+}
+
+}  // namespace
+
+sdk::Status runConvolution(const TensorRef& x, const TensorRef& w, const TensorRef& out, const Attributes& attrs,
+                           const LibraryContext& ctx) {
+  sdk::StatusOr<Geometry> g = geometry(x, w, out, attrs);
+  if (!g.isOk()) return g.status();
+  sdk::StatusOr<bool> transposed = attrs.getBool("transposed");
+  if (!transposed.isOk()) return transposed.status();
+  if (g->n == 0 || g->o == 0 || g->outP() == 0) return sdk::Status::ok();
+  const bool floatPath = (x.dtype == PLUGSDK_DTYPE_F32 || x.dtype == PLUGSDK_DTYPE_F16 || x.dtype == PLUGSDK_DTYPE_BF16) &&
+                         out.dtype != PLUGSDK_DTYPE_F64 && isFloatDtype(out.dtype);
+  if (!*transposed && floatPath) return viaGemm(*g, x, w, out, ctx);
+  return direct(*g, x, w, out, *transposed, *ctx.arena);
+}
+
+}  // namespace plugsdk::cpu

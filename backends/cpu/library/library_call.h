@@ -1,0 +1,56 @@
+// The CPU backend's library calls (prims.matmul, prims.convolution, prims.sdpa): what
+// compile_library keeps (the descriptors over a copy of the index pool, the parsed
+// attributes, the compiled epilogue kernel) and how a launch runs them: operands evaluated
+// for the launch's symbols, the op computed (library_ops.h), then the fused epilogue over
+// the result, which lives in a temporary of the accumulator's dtype.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <oneapi/tbb/task_arena.h>
+
+#include "backends/cpu/kernel_compiler.h"
+#include "backends/cpu/library/attributes.h"
+#include "backends/cpu/library/elements.h"
+#include "backends/cpu/library/gemm.h"
+#include "plugsdk/plugsdk.hpp"
+
+namespace plugsdk::cpu {
+
+/// A descriptor copied out of the borrowed call.
+struct Descriptor {
+  std::optional<uint32_t> dtype;  ///< nullopt: an absent optional input
+  std::vector<plugsdk_index_expr_t> sizes, strides;
+  plugsdk_index_expr_t offset{};
+};
+
+struct LibraryPlan {
+  uint32_t op = 0;  ///< one plugsdk_library_op_t bit
+  std::string opName;
+  Attributes attrs;
+  std::vector<Descriptor> inputs, outputs;
+  std::vector<plugsdk_index_insn_t> pool;
+  size_t numSymbols = 0;
+  std::shared_ptr<const CompiledKernel> epilogue;  ///< null: none
+  size_t accumulator = 0;                          ///< the epilogue's ACCUMULATOR argument
+  uint32_t accDtype = 0;
+};
+
+/// What library calls run with: the client's GEMM kernels and threads.
+struct LibraryContext {
+  const GemmKernels* gemm = nullptr;
+  tbb::task_arena* arena = nullptr;
+};
+
+/// Checks and copies a compile_library call; compiles its epilogue with `compiler`.
+sdk::StatusOr<LibraryPlan> planLibrary(const sdk::LibraryCall& call, KernelCompiler& compiler);
+
+/// Runs a planned call: buffers in launch order (inputs, outputs, then the epilogue's
+/// non-accumulator arguments; NULL for an absent input and, under an epilogue, output 0).
+sdk::Status runLibrary(const LibraryPlan& plan, const std::vector<uint8_t*>& buffers,
+                       const std::vector<int64_t>& symbols, const LibraryContext& ctx);
+
+}  // namespace plugsdk::cpu
