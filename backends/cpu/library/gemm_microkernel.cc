@@ -1,0 +1,238 @@
+// The GEMM micro-kernel generated as LLVM IR for an ISA (see gemm_microkernel.h).
+//
+// The generated loop keeps MR x (NR / lanes) accumulators in registers; per k step it loads
+// NR / lanes vectors of B and broadcasts each of the MR elements of A (LLVM folds the
+// broadcast into the FMA's memory operand, vfmadd231ps zmm, zmm, [a]{1to16}), so a k step is
+// MR * NR / lanes FMAs against NR / lanes + MR loads. The accumulators are phis of an
+// explicit loop rather than allocas, so no pass has to discover that they stay in registers.
+#include "backends/cpu/library/gemm_microkernel.h"
+
+#include <atomic>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+namespace plugsdk::cpu {
+
+GemmMicroKernelShape defaultGemmMicroKernelShape(const Isa& isa) {
+  GemmMicroKernelShape s;
+  switch (isa.level) {
+    case IsaLevel::kAvx512:
+      s.mr = 12;
+      s.nr = 32;
+      break;
+    case IsaLevel::kAvx2:
+      s.mr = 6;
+      s.nr = 16;
+      break;
+    case IsaLevel::kScalar:
+      s.mr = 4;  // 12 accumulators + 3 of B + 1 broadcast = the 16 XMM registers
+      s.nr = 3;
+      s.prefetchC = false;
+      break;
+  }
+  return s;
+}
+
+sdk::Status validateGemmMicroKernelShape(const Isa& isa, const GemmMicroKernelShape& s) {
+  const int lanes = static_cast<int>(isa.f32Lanes());
+  const std::string what = "GEMM micro-kernel " + std::to_string(s.mr) + "x" + std::to_string(s.nr) + " for " +
+                           std::string(isa.name()) + ": ";
+  if (s.mr < 1 || s.nr < 1 || s.mr > 64 || s.nr > 256) return sdk::invalidArgument(what + "tile out of range");
+  if (s.nr % lanes != 0) return sdk::invalidArgument(what + "NR must be a multiple of " + std::to_string(lanes));
+  // Scalar code has 16 XMM registers holding one float each, like the vector paths.
+  const int regs = static_cast<int>(isa.vectorRegisters());
+  const int vectorsPerRow = s.nr / lanes;
+  if (s.mr * vectorsPerRow + vectorsPerRow + 1 > regs)
+    return sdk::invalidArgument(what + "needs " + std::to_string(s.mr * vectorsPerRow + vectorsPerRow + 1) +
+                                " registers, the ISA has " + std::to_string(regs));
+  if (s.unroll < 1 || s.unroll > 16) return sdk::invalidArgument(what + "unroll must be in [1, 16]");
+  if (s.prefetchB < 0 || s.prefetchB > 64) return sdk::invalidArgument(what + "prefetch distance out of range");
+  return sdk::Status::ok();
+}
+
+namespace {
+
+struct Emitter {
+  llvm::IRBuilder<>& b;
+  llvm::Function* fmuladd;
+  llvm::Function* prefetch;
+  llvm::Type* vt;  // the accumulator type: <lanes x float>, or float when lanes == 1
+  int lanes, mr, nr, nv;
+
+  /// One k step at offset `step` from the panel pointers: acc[i][j] += a[i] * b[j].
+  void kStep(llvm::Value* a, llvm::Value* bp, int step, std::vector<llvm::Value*>& acc) {
+    llvm::Type* f32 = b.getFloatTy();
+    std::vector<llvm::Value*> bv(nv);
+    for (int j = 0; j < nv; ++j) {
+      llvm::Value* p = b.CreateConstInBoundsGEP1_64(f32, bp, static_cast<uint64_t>(step) * nr + j * lanes);
+      bv[j] = b.CreateAlignedLoad(vt, p, llvm::Align(4));
+    }
+    for (int i = 0; i < mr; ++i) {
+      llvm::Value* p = b.CreateConstInBoundsGEP1_64(f32, a, static_cast<uint64_t>(step) * mr + i);
+      llvm::Value* s = b.CreateAlignedLoad(f32, p, llvm::Align(4));
+      if (lanes > 1) s = b.CreateVectorSplat(lanes, s);
+      for (int j = 0; j < nv; ++j) acc[i * nv + j] = b.CreateCall(fmuladd, {s, bv[j], acc[i * nv + j]});
+    }
+  }
+};
+
+}  // namespace
+
+llvm::Function* emitGemmMicroKernel(llvm::Module& m, const Isa& isa, const GemmMicroKernelShape& s,
+                                    const std::string& name) {
+  llvm::LLVMContext& c = m.getContext();
+  llvm::IRBuilder<> b(c);
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Type* ptr = b.getPtrTy();
+  llvm::Type* f32 = b.getFloatTy();
+  const int lanes = static_cast<int>(isa.f32Lanes());
+  llvm::Type* vt = lanes > 1 ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(f32, lanes)) : f32;
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {i64, ptr, ptr, ptr, i64, b.getInt32Ty()}, false);
+  auto* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  for (unsigned p = 1; p <= 3; ++p) f->addParamAttr(p, llvm::Attribute::NoAlias);
+  f->addParamAttr(1, llvm::Attribute::ReadOnly);
+  f->addParamAttr(2, llvm::Attribute::ReadOnly);
+  llvm::Value *kc = f->getArg(0), *aArg = f->getArg(1), *bArg = f->getArg(2), *cArg = f->getArg(3);
+  llvm::Value *ldc = f->getArg(4), *flags = f->getArg(5);
+
+  Emitter e{b,
+            llvm::Intrinsic::getDeclaration(&m, llvm::Intrinsic::fmuladd, {vt}),
+            llvm::Intrinsic::getDeclaration(&m, llvm::Intrinsic::prefetch, {ptr}),
+            vt,
+            lanes,
+            s.mr,
+            s.nr,
+            s.nr / lanes};
+  const int nacc = s.mr * e.nv;
+
+  auto* entry = llvm::BasicBlock::Create(c, "entry", f);
+  auto* mainLoop = llvm::BasicBlock::Create(c, "main", f);
+  auto* remCheck = llvm::BasicBlock::Create(c, "rem.check", f);
+  auto* remLoop = llvm::BasicBlock::Create(c, "rem", f);
+  auto* store = llvm::BasicBlock::Create(c, "store", f);
+
+  b.SetInsertPoint(entry);
+  auto rowPtr = [&](int i) { return b.CreateInBoundsGEP(f32, cArg, b.CreateMul(ldc, b.getInt64(i))); };
+  if (s.prefetchC) {
+    // Write intent, keep in all levels: the tile is read (accumulate) and written at the end.
+    for (int i = 0; i < s.mr; ++i)
+      for (int off = 0; off < s.nr; off += 16)
+        b.CreateCall(e.prefetch, {b.CreateConstInBoundsGEP1_64(f32, rowPtr(i), off), b.getInt32(1), b.getInt32(3),
+                                  b.getInt32(1)});
+  }
+  llvm::Value* zero = llvm::Constant::getNullValue(vt);
+  llvm::Value* kMain = b.CreateAnd(kc, b.getInt64(-static_cast<int64_t>(s.unroll)));
+  b.CreateCondBr(b.CreateICmpSGT(kMain, b.getInt64(0)), mainLoop, remCheck);
+
+  // Main loop: `unroll` k steps per iteration.
+  b.SetInsertPoint(mainLoop);
+  auto* kPhi = b.CreatePHI(i64, 2, "k");
+  auto* aPhi = b.CreatePHI(ptr, 2, "a");
+  auto* bPhi = b.CreatePHI(ptr, 2, "b");
+  std::vector<llvm::PHINode*> accPhi(nacc);
+  std::vector<llvm::Value*> acc(nacc);
+  for (int q = 0; q < nacc; ++q) acc[q] = accPhi[q] = b.CreatePHI(vt, 2, "acc");
+  kPhi->addIncoming(b.getInt64(0), entry);
+  aPhi->addIncoming(aArg, entry);
+  bPhi->addIncoming(bArg, entry);
+  for (int q = 0; q < nacc; ++q) accPhi[q]->addIncoming(zero, entry);
+  for (int u = 0; u < s.unroll; ++u) {
+    if (s.prefetchB > 0 && (u * s.nr * 4) % 64 == 0)
+      b.CreateCall(e.prefetch, {b.CreateConstInBoundsGEP1_64(f32, bPhi, static_cast<uint64_t>(s.prefetchB + u) * s.nr),
+                                b.getInt32(0), b.getInt32(3), b.getInt32(1)});
+    e.kStep(aPhi, bPhi, u, acc);
+  }
+  llvm::Value* kNext = b.CreateAdd(kPhi, b.getInt64(s.unroll));
+  llvm::Value* aNext = b.CreateConstInBoundsGEP1_64(f32, aPhi, static_cast<uint64_t>(s.unroll) * s.mr);
+  llvm::Value* bNext = b.CreateConstInBoundsGEP1_64(f32, bPhi, static_cast<uint64_t>(s.unroll) * s.nr);
+  kPhi->addIncoming(kNext, mainLoop);
+  aPhi->addIncoming(aNext, mainLoop);
+  bPhi->addIncoming(bNext, mainLoop);
+  for (int q = 0; q < nacc; ++q) accPhi[q]->addIncoming(acc[q], mainLoop);
+  b.CreateCondBr(b.CreateICmpSLT(kNext, kMain), mainLoop, remCheck);
+
+  // The remaining kc % unroll steps, one at a time.
+  b.SetInsertPoint(remCheck);
+  auto* kR = b.CreatePHI(i64, 2, "k.r");
+  auto* aR = b.CreatePHI(ptr, 2, "a.r");
+  auto* bR = b.CreatePHI(ptr, 2, "b.r");
+  std::vector<llvm::PHINode*> accR(nacc);
+  kR->addIncoming(b.getInt64(0), entry);
+  aR->addIncoming(aArg, entry);
+  bR->addIncoming(bArg, entry);
+  kR->addIncoming(kNext, mainLoop);
+  aR->addIncoming(aNext, mainLoop);
+  bR->addIncoming(bNext, mainLoop);
+  for (int q = 0; q < nacc; ++q) {
+    accR[q] = b.CreatePHI(vt, 3, "acc.r");
+    accR[q]->addIncoming(zero, entry);
+    accR[q]->addIncoming(acc[q], mainLoop);
+  }
+  b.CreateCondBr(b.CreateICmpSLT(kR, kc), remLoop, store);
+
+  b.SetInsertPoint(remLoop);
+  std::vector<llvm::Value*> acc1(accR.begin(), accR.end());
+  e.kStep(aR, bR, 0, acc1);
+  kR->addIncoming(b.CreateAdd(kR, b.getInt64(1)), remLoop);
+  aR->addIncoming(b.CreateConstInBoundsGEP1_64(f32, aR, s.mr), remLoop);
+  bR->addIncoming(b.CreateConstInBoundsGEP1_64(f32, bR, s.nr), remLoop);
+  for (int q = 0; q < nacc; ++q) accR[q]->addIncoming(acc1[q], remLoop);
+  b.CreateBr(remCheck);
+
+  // C (+)= the accumulators.
+  b.SetInsertPoint(store);
+  auto* addBlock = llvm::BasicBlock::Create(c, "store.add", f);
+  auto* setBlock = llvm::BasicBlock::Create(c, "store.set", f);
+  llvm::Value* accumulate = b.CreateICmpNE(b.CreateAnd(flags, b.getInt32(kGemmAccumulate)), b.getInt32(0));
+  b.CreateCondBr(accumulate, addBlock, setBlock);
+  for (int pass = 0; pass < 2; ++pass) {
+    b.SetInsertPoint(pass == 0 ? addBlock : setBlock);
+    for (int i = 0; i < s.mr; ++i) {
+      llvm::Value* row = rowPtr(i);
+      for (int j = 0; j < e.nv; ++j) {
+        llvm::Value* p = b.CreateConstInBoundsGEP1_64(f32, row, static_cast<uint64_t>(j) * lanes);
+        llvm::Value* v = accR[i * e.nv + j];
+        if (pass == 0) v = b.CreateFAdd(b.CreateAlignedLoad(vt, p, llvm::Align(4)), v);
+        b.CreateAlignedStore(v, p, llvm::Align(4));
+      }
+    }
+    b.CreateRetVoid();
+  }
+  return f;
+}
+
+sdk::StatusOr<GemmKernels> buildGemmKernels(Jit& jit) {
+  return buildGemmKernels(jit, defaultGemmMicroKernelShape(jit.isa()));
+}
+
+sdk::StatusOr<GemmKernels> buildGemmKernels(Jit& jit, const GemmMicroKernelShape& shape) {
+  PLUGSDK_RETURN_IF_ERROR(validateGemmMicroKernelShape(jit.isa(), shape));
+  // Symbols of one Jit share a namespace: each build gets its own name.
+  static std::atomic<int> serial{0};
+  const std::string name = "plugsdk_gemm_ukernel_" + std::string(jit.isa().name()) + "_" + std::to_string(shape.mr) +
+                           "x" + std::to_string(shape.nr) + "_" + std::to_string(serial++);
+  llvm::LLVMContext ctx;
+  auto m = std::make_unique<llvm::Module>(name, ctx);
+  PLUGSDK_RETURN_IF_ERROR(jit.prepare(*m));
+  emitGemmMicroKernel(*m, jit.isa(), shape, name);
+  PLUGSDK_RETURN_IF_ERROR(jit.optimize(*m, 3));
+  sdk::StatusOr<std::string> obj = jit.emitObject(*m);
+  if (!obj.isOk()) return obj.status();
+  sdk::StatusOr<std::unique_ptr<LoadedObject>> lo = jit.load(*obj, name, {name});
+  if (!lo.isOk()) return lo.status();
+  sdk::StatusOr<void*> fn = (*lo)->lookup(name);
+  if (!fn.isOk()) return fn.status();
+  GemmKernels k;
+  k.isa = jit.isa();
+  k.shape = shape;
+  k.micro = reinterpret_cast<GemmMicroKernelFn>(*fn);
+  k.code = std::shared_ptr<LoadedObject>(std::move(*lo));
+  return k;
+}
+
+}  // namespace plugsdk::cpu
