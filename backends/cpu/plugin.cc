@@ -17,6 +17,7 @@
 
 #include "backends/cpu/jit.h"
 #include "backends/cpu/kernel_compiler.h"
+#include "backends/cpu/library/library_call.h"
 #include "backends/cpu/runtime/launch.h"
 #include "plugsdk/plugsdk.hpp"
 
@@ -34,7 +35,8 @@ struct CpuStream : sdk::Stream {};
 struct CpuEvent : sdk::Event {};
 
 struct CpuExecutable : sdk::Executable {
-  std::shared_ptr<const cpu::CompiledKernel> kernel;
+  std::shared_ptr<const cpu::CompiledKernel> kernel;  ///< a kernel, or
+  std::unique_ptr<cpu::LibraryPlan> library;          ///< a library call
 };
 
 uint64_t hostMemoryBytes() {
@@ -55,12 +57,18 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
  public:
   /// Options (README.md): isa=auto|avx512|avx2|scalar (default: $PLUGSDK_CPU_ISA, else
   /// auto), threads=N (default: the cores this process may run on), cache_dir=DIR|off
-  /// (default: cache.h's defaultCacheDir), dump=DIR, opt=2|3, fault=llvm|alloc (tests).
+  /// (default: cache.h's defaultCacheDir), dump=DIR, opt=2|3, library=all|none (none: the
+  /// core expands matmul, convolution and sdpa into loop kernels), fault=llvm|alloc (tests).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
-      if (key != "isa" && key != "threads" && key != "cache_dir" && key != "dump" && key != "opt" && key != "fault")
+      if (key != "isa" && key != "threads" && key != "cache_dir" && key != "dump" && key != "opt" && key != "fault" &&
+          key != "library")
         return sdk::invalidArgument("unknown option '" + key +
-                                    "' (the cpu plugin takes isa, threads, cache_dir, dump, opt, fault)");
+                                    "' (the cpu plugin takes isa, threads, cache_dir, dump, opt, fault, library)");
+    const std::string library = options.get("library", "all");
+    if (library != "all" && library != "none")
+      return sdk::invalidArgument("option library: '" + library + "' is not all or none");
+    if (library == "none") libraryOps_ = 0;
     const char* envIsa = std::getenv("PLUGSDK_CPU_ISA");
     const std::string isaName = options.get("isa", envIsa ? envIsa : "auto");
     sdk::StatusOr<cpu::Isa> isa = cpu::selectIsa(cpu::hostFeatures(), isaName);
@@ -109,8 +117,8 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     d.memoryKinds = PLUGSDK_MEMORY_HOST | PLUGSDK_MEMORY_SHARED;
     d.memoryBytes = hostMemoryBytes();
     d.maxBufferBytes = d.memoryBytes;
-    d.libraryOps = 0;  // matmul, convolution and sdpa are expanded into loop kernels for now
-    d.epilogueOps = 0;
+    d.libraryOps = libraryOps_;
+    d.epilogueOps = libraryOps_ & (PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION);
     d.maxKernelStmts = 0;
     d.fusesHorizontal = true;
     d.fusesReductionEpilogue = true;
@@ -167,20 +175,47 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     return e;
   }
 
+  sdk::StatusOr<std::unique_ptr<CpuExecutable>> compileLibrary(const sdk::LibraryCall& c) override {
+    if ((libraryOps_ & c.op) == 0) return sdk::unimplemented("compile_library: this client claims no such library op");
+    if (!gemm_) {
+      sdk::StatusOr<cpu::GemmKernels> g = cpu::buildGemmKernels(*jit_);
+      if (!g.isOk()) return g.status().withContext("compile_library: the GEMM micro-kernel");
+      gemm_ = std::make_unique<cpu::GemmKernels>(std::move(*g));
+    }
+    sdk::StatusOr<cpu::LibraryPlan> plan = cpu::planLibrary(c, *compiler_);
+    if (!plan.isOk()) return plan.status();
+    auto e = std::make_unique<CpuExecutable>();
+    e->library = std::make_unique<cpu::LibraryPlan>(std::move(*plan));
+    if (e->library->epilogue) e->setLog(e->library->epilogue->log);
+    return e;
+  }
+
   sdk::Status launch(const Launch& l) override {
+    std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
+    if (l.executable.library) {
+      // NULL marks an absent input; an empty buffer (no allocation) is present, so it gets a
+      // non-NULL address that is never read.
+      alignas(64) static uint8_t empty[64];
+      std::vector<uint8_t*> buffers;
+      for (size_t i = 0; i < l.buffers.size(); ++i)
+        buffers.push_back(!l.buffers[i] ? nullptr : l.buffers[i]->data ? l.buffers[i]->data + l.offsets[i] : empty);
+      return cpu::runLibrary(*l.executable.library, buffers, symbols, cpu::LibraryContext{gemm_.get(), arena_.get()});
+    }
     const cpu::CompiledKernel& k = *l.executable.kernel;
     std::vector<void*> args;
     for (size_t i = 0; i < l.buffers.size(); ++i) args.push_back(l.buffers[i]->data + l.offsets[i]);
-    std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
     return cpu::launchKernel(k, args, symbols, *arena_);
   }
 
  private:
   cpu::Isa isa_;
   bool failAllocations_ = false;
+  uint32_t libraryOps_ = PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA;
   std::unique_ptr<tbb::task_arena> arena_;
+  // Declared after the JIT, so destroyed before it: they hold code the JIT unmaps.
   std::unique_ptr<cpu::Jit> jit_;
   std::unique_ptr<cpu::KernelCompiler> compiler_;
+  std::unique_ptr<cpu::GemmKernels> gemm_;
 };
 
 }  // namespace
