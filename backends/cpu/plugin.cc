@@ -5,7 +5,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <cstring>
 #include <memory>
 #include <new>
@@ -62,13 +66,14 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "isa" && key != "threads" && key != "cache_dir" && key != "dump" && key != "opt" && key != "fault" &&
-          key != "library")
+          key != "library" && key != "profile")
         return sdk::invalidArgument("unknown option '" + key +
                                     "' (the cpu plugin takes isa, threads, cache_dir, dump, opt, fault, library)");
     const std::string library = options.get("library", "all");
     if (library != "all" && library != "none")
       return sdk::invalidArgument("option library: '" + library + "' is not all or none");
     if (library == "none") libraryOps_ = 0;
+    profile_ = options.get("profile", "0") == "1";
     const char* envIsa = std::getenv("PLUGSDK_CPU_ISA");
     const std::string isaName = options.get("isa", envIsa ? envIsa : "auto");
     sdk::StatusOr<cpu::Isa> isa = cpu::selectIsa(cpu::hostFeatures(), isaName);
@@ -190,7 +195,36 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     return e;
   }
 
+  /// profile=1: the time of every launch, summed per executable, printed to stderr when the
+  /// client is destroyed (slowest first).
+  ~CpuBackend() override {
+    if (!profile_ || profile_times_.empty()) return;
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (const auto& [name, t] : profile_times_) {
+      rows.emplace_back(t.first, name + " x" + std::to_string(t.second));
+      total += t.first;
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::fprintf(stderr, "cpu plugin profile: %.3f ms in %zu executables\n", total * 1e3, rows.size());
+    for (const auto& [t, name] : rows) std::fprintf(stderr, "  %9.3f ms %5.1f%%  %s\n", t * 1e3, 100 * t / total, name.c_str());
+  }
+
   sdk::Status launch(const Launch& l) override {
+    if (!profile_) return run(l);
+    const auto start = std::chrono::steady_clock::now();
+    sdk::Status st = run(l);
+    const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const CpuExecutable& e = l.executable;
+    auto& slot = profile_times_[e.library ? e.library->opName + " #" + std::to_string(reinterpret_cast<uintptr_t>(&e) % 9973)
+                                          : "@" + e.kernel->name];
+    slot.first += t;
+    slot.second += 1;
+    return st;
+  }
+
+ private:
+  sdk::Status run(const Launch& l) {
     std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
     if (l.executable.library) {
       // NULL marks an absent input; an empty buffer (no allocation) is present, so it gets a
@@ -207,8 +241,9 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     return cpu::launchKernel(k, args, symbols, *arena_);
   }
 
- private:
   cpu::Isa isa_;
+  bool profile_ = false;
+  std::map<std::string, std::pair<double, int>> profile_times_;
   bool failAllocations_ = false;
   uint32_t libraryOps_ = PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA;
   std::unique_ptr<tbb::task_arena> arena_;

@@ -3,6 +3,9 @@
 // is affine in it with a constant stride stays (base, stride), so a load or store can be a
 // contiguous vector access (stride 1) or a broadcast (stride 0); anything else becomes one
 // i64 per lane (a gather or scatter).
+#include <algorithm>
+#include <limits>
+
 #include "backends/cpu/codegen/lowering.h"
 
 namespace plugsdk::cpu::codegen {
@@ -47,33 +50,88 @@ llvm::Value* KernelLowering::indexLanes(const IndexVal& x, const Region& r) {
   return nullptr;
 }
 
+namespace {
+
+/// The values an index may take, when known at compile time (grid and loop extents that
+/// are constants). Reshapes of views leave chains like (r0 // 9 + i3) % 56 that are i3
+/// when r0 < 9 and i3 < 56: folding them keeps accesses affine (vector loads, not gathers)
+/// and removes i64 divisions, which are scalar even in vector code.
+struct Range {
+  bool known = false;
+  int64_t lo = 0, hi = 0;
+  static Range exactly(int64_t v) { return {true, v, v}; }
+  bool isConst() const { return known && lo == hi; }
+};
+
+Range fromWide(__int128 lo, __int128 hi) {
+  constexpr __int128 kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  if (lo < kMin || hi > kMax) return {};
+  return {true, static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+}
+
+Range combine(uint32_t op, const Range& a, const Range& b) {
+  if (!a.known || !b.known) {
+    // a % c lies in [0, c) for a constant c > 0 whatever a is.
+    if (op == PLUGSDK_INDEX_MOD && b.isConst() && b.lo > 0) return {true, 0, b.lo - 1};
+    return {};
+  }
+  switch (op) {
+    case PLUGSDK_INDEX_ADD: return fromWide(__int128{a.lo} + b.lo, __int128{a.hi} + b.hi);
+    case PLUGSDK_INDEX_SUB: return fromWide(__int128{a.lo} - b.hi, __int128{a.hi} - b.lo);
+    case PLUGSDK_INDEX_MUL: {
+      const __int128 c[4] = {__int128{a.lo} * b.lo, __int128{a.lo} * b.hi, __int128{a.hi} * b.lo,
+                             __int128{a.hi} * b.hi};
+      return fromWide(std::min({c[0], c[1], c[2], c[3]}), std::max({c[0], c[1], c[2], c[3]}));
+    }
+    case PLUGSDK_INDEX_FLOORDIV:
+      if (b.isConst() && b.lo > 0) return {true, sdk::floorDiv(a.lo, b.lo), sdk::floorDiv(a.hi, b.lo)};
+      return {};
+    default:  // MOD
+      if (b.isConst() && b.lo > 0) {
+        if (a.lo >= 0 && a.hi < b.lo) return a;
+        if (sdk::floorDiv(a.lo, b.lo) == sdk::floorDiv(a.hi, b.lo))
+          return {true, sdk::floorMod(a.lo, b.lo), sdk::floorMod(a.hi, b.lo)};
+        return {true, 0, b.lo - 1};
+      }
+      return {};
+  }
+}
+
+}  // namespace
+
 sdk::StatusOr<IndexVal> KernelLowering::index(plugsdk_index_expr_t e, const Region& r) {
   using K = IndexVal::Kind;
   std::vector<IndexVal> st;
-  std::vector<std::optional<int64_t>> consts;  // compile-time value of each stack entry
-  auto uniform = [&](llvm::Value* v, std::optional<int64_t> c = std::nullopt) {
-    st.push_back(IndexVal{K::kUniform, v, 0, nullptr});
-    consts.push_back(c);
+  std::vector<Range> ranges;
+  auto push = [&](IndexVal v, Range range) {
+    if (range.isConst()) v = IndexVal{K::kUniform, b_.getInt64(static_cast<uint64_t>(range.lo)), 0, nullptr};
+    st.push_back(v);
+    ranges.push_back(range);
   };
+  auto uniform = [&](llvm::Value* v, Range range = {}) { push(IndexVal{K::kUniform, v, 0, nullptr}, range); };
   const sdk::Span<const plugsdk_index_insn_t> pool = k_.indexPool();
   for (uint32_t i = 0; i < e.count; ++i) {
     const plugsdk_index_insn_t& in = pool[e.first + i];
     const auto n = static_cast<size_t>(in.operand);
     switch (in.op) {
-      case PLUGSDK_INDEX_CONST: uniform(b_.getInt64(static_cast<uint64_t>(in.operand)), in.operand); continue;
+      case PLUGSDK_INDEX_CONST:
+        uniform(b_.getInt64(static_cast<uint64_t>(in.operand)), Range::exactly(in.operand));
+        continue;
       case PLUGSDK_INDEX_SYMBOL: uniform(symbols_[n]); continue;
       case PLUGSDK_INDEX_GRID_VAR:
       case PLUGSDK_INDEX_LOOP_VAR: {
-        const std::vector<llvm::Value*>& vars = in.op == PLUGSDK_INDEX_GRID_VAR ? r.grid : r.loop;
+        const bool grid = in.op == PLUGSDK_INDEX_GRID_VAR;
+        const std::vector<llvm::Value*>& vars = grid ? r.grid : r.loop;
         if (n >= vars.size() || !vars[n])
           return sdk::internalError("index variable " + std::to_string(n) + " is not bound in kernel @" +
                                     std::string(k_.name()));
-        if (r.lanes > 1 && in.op == r.laneKind && in.operand == r.laneVar) {
-          st.push_back(IndexVal{K::kAffine, vars[n], 1, nullptr});
-          consts.push_back(std::nullopt);
-        } else {
-          uniform(vars[n]);
-        }
+        const std::vector<std::optional<int64_t>>& extents = grid ? gridExtents_ : r.loopExtents;
+        Range range;
+        if (n < extents.size() && extents[n] && *extents[n] > 0) range = {true, 0, *extents[n] - 1};
+        if (r.lanes > 1 && in.op == r.laneKind && in.operand == r.laneVar)
+          push(IndexVal{K::kAffine, vars[n], 1, nullptr}, range);
+        else
+          uniform(vars[n], range);
         continue;
       }
       case PLUGSDK_INDEX_VALUE: {
@@ -84,45 +142,47 @@ sdk::StatusOr<IndexVal> KernelLowering::index(plugsdk_index_expr_t e, const Regi
         llvm::Type* target = b_.getInt64Ty();
         if (v.varying) target = llvm::VectorType::get(target, r.lanes, false);
         if (x->getType() != target) x = isUnsigned ? b_.CreateZExt(x, target) : b_.CreateSExt(x, target);
-        if (v.varying) {
-          st.push_back(IndexVal{K::kLanes, nullptr, 0, x});
-          consts.push_back(std::nullopt);
-        } else {
+        if (v.varying)
+          push(IndexVal{K::kLanes, nullptr, 0, x}, {});
+        else
           uniform(x);
-        }
         continue;
       }
       default: break;
     }
     IndexVal bv = st.back();
-    std::optional<int64_t> bc = consts.back();
+    const Range br = ranges.back();
     st.pop_back();
-    consts.pop_back();
+    ranges.pop_back();
     IndexVal av = st.back();
-    std::optional<int64_t> ac = consts.back();
+    const Range ar = ranges.back();
     st.pop_back();
-    consts.pop_back();
+    ranges.pop_back();
     const uint32_t op = in.op;
+    const Range rr = combine(op, ar, br);
+    // a // c = 0 and a % c = a when 0 <= a < c: keep a as it is (affine stays affine).
+    if ((op == PLUGSDK_INDEX_MOD || op == PLUGSDK_INDEX_FLOORDIV) && ar.known && br.isConst() && br.lo > 0 &&
+        ar.lo >= 0 && ar.hi < br.lo) {
+      if (op == PLUGSDK_INDEX_MOD)
+        push(av, ar);
+      else
+        uniform(b_.getInt64(0), Range::exactly(0));
+      continue;
+    }
+    if (rr.isConst()) {
+      uniform(nullptr, rr);
+      continue;
+    }
     // Both uniform: scalar arithmetic (constants folded by the IRBuilder).
     if (av.kind == K::kUniform && bv.kind == K::kUniform) {
       llvm::Value* v = nullptr;
-      std::optional<int64_t> c;
       switch (op) {
-        case PLUGSDK_INDEX_ADD:
-          v = b_.CreateAdd(av.base, bv.base);
-          if (ac && bc) c = *ac + *bc;
-          break;
-        case PLUGSDK_INDEX_SUB:
-          v = b_.CreateSub(av.base, bv.base);
-          if (ac && bc) c = *ac - *bc;
-          break;
-        case PLUGSDK_INDEX_MUL:
-          v = b_.CreateMul(av.base, bv.base);
-          if (ac && bc) c = *ac * *bc;
-          break;
+        case PLUGSDK_INDEX_ADD: v = b_.CreateAdd(av.base, bv.base); break;
+        case PLUGSDK_INDEX_SUB: v = b_.CreateSub(av.base, bv.base); break;
+        case PLUGSDK_INDEX_MUL: v = b_.CreateMul(av.base, bv.base); break;
         default: v = floorDivMod(b_, av.base, bv.base, op == PLUGSDK_INDEX_MOD);
       }
-      uniform(v, c);
+      uniform(v, rr);
       continue;
     }
     const bool affineOk = av.kind != K::kLanes && bv.kind != K::kLanes;
@@ -131,17 +191,15 @@ sdk::StatusOr<IndexVal> KernelLowering::index(plugsdk_index_expr_t e, const Regi
       IndexVal x{K::kAffine, op == PLUGSDK_INDEX_ADD ? b_.CreateAdd(av.base, bv.base) : b_.CreateSub(av.base, bv.base),
                  op == PLUGSDK_INDEX_ADD ? sa + sb : sa - sb, nullptr};
       if (x.stride == 0) x.kind = K::kUniform;
-      st.push_back(x);
-      consts.push_back(std::nullopt);
+      push(x, rr);
       continue;
     }
-    if (affineOk && op == PLUGSDK_INDEX_MUL && ((av.kind == K::kUniform && ac) || (bv.kind == K::kUniform && bc))) {
+    if (affineOk && op == PLUGSDK_INDEX_MUL && ((av.kind == K::kUniform && ar.isConst()) || (bv.kind == K::kUniform && br.isConst()))) {
       const IndexVal& aff = av.kind == K::kAffine ? av : bv;
-      const int64_t c = av.kind == K::kAffine ? *bc : *ac;
+      const int64_t c = av.kind == K::kAffine ? br.lo : ar.lo;
       IndexVal x{K::kAffine, b_.CreateMul(aff.base, b_.getInt64(static_cast<uint64_t>(c))), aff.stride * c, nullptr};
       if (x.stride == 0) x.kind = K::kUniform;
-      st.push_back(x);
-      consts.push_back(std::nullopt);
+      push(x, rr);
       continue;
     }
     // Per lane.
@@ -154,8 +212,7 @@ sdk::StatusOr<IndexVal> KernelLowering::index(plugsdk_index_expr_t e, const Regi
       case PLUGSDK_INDEX_MUL: v = b_.CreateMul(a, bb); break;
       default: v = floorDivMod(b_, a, bb, op == PLUGSDK_INDEX_MOD);
     }
-    st.push_back(IndexVal{K::kLanes, nullptr, 0, v});
-    consts.push_back(std::nullopt);
+    push(IndexVal{K::kLanes, nullptr, 0, v}, rr);
   }
   if (st.size() != 1) return sdk::internalError("a malformed index program in kernel @" + std::string(k_.name()));
   return st[0];

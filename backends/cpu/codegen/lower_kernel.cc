@@ -215,6 +215,10 @@ sdk::Status KernelLowering::run(const std::string& entry) {
     argPtrs_.push_back(b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, argsArr, a), "arg" + std::to_string(a)));
   for (size_t s = 0; s < k_.numSymbols(); ++s)
     symbols_.push_back(b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, symArr, s), std::string(k_.symbol(s))));
+  for (size_t d = 0; d < k_.numGrid(); ++d) {
+    sdk::StatusOr<int64_t> c = sdk::evalIndex(k_.indexPool(), k_.grid(d), sdk::IndexEnv{});
+    gridExtents_.push_back(c.isOk() ? std::optional<int64_t>(*c) : std::nullopt);
+  }
   for (size_t d = 0; d < k_.numGrid(); ++d)
     gridSizes_.push_back(b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, gridArr, d), "g" + std::to_string(d)));
 

@@ -88,6 +88,11 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
 
   Region inner = outer;
   inner.loop.assign(rank, nullptr);
+  inner.loopExtents.clear();
+  for (size_t d = 0; d < rank; ++d) {
+    sdk::StatusOr<int64_t> c = sdk::evalIndex(k_.indexPool(), s.loop_sizes[d], sdk::IndexEnv{});
+    inner.loopExtents.push_back(c.isOk() ? std::optional<int64_t>(*c) : std::nullopt);
+  }
   if (vecLoop) {
     inner.lanes = lanes;
     inner.laneKind = PLUGSDK_INDEX_LOOP_VAR;

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,7 @@ struct Region {
   llvm::Value* mask = nullptr;      ///< <lanes x i1>; nullptr: every lane active
   std::vector<llvm::Value*> grid;   ///< i64 per grid var (the per-lane one: its lane-0 value)
   std::vector<llvm::Value*> loop;   ///< i64 per loop var of the enclosing loop
+  std::vector<std::optional<int64_t>> loopExtents;  ///< each loop var's extent, when a constant
 };
 
 class KernelLowering {
@@ -159,6 +161,7 @@ class KernelLowering {
   std::vector<llvm::Value*> argPtrs_;     ///< loaded once in the entry block
   std::vector<llvm::Value*> symbols_;     ///< i64 launch values
   std::vector<llvm::Value*> gridSizes_;
+  std::vector<std::optional<int64_t>> gridExtents_;  ///< each grid dim's extent, when a constant
   std::vector<Val> values_;
   std::vector<uint32_t> valueTypes_;
   std::vector<size_t> checkOrdinal_;      ///< statement position -> CHECK ordinal
