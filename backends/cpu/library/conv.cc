@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "backends/cpu/library/library_ops.h"
+#include "backends/cpu/runtime/launch.h"
 
 namespace plugsdk::cpu {
 
@@ -146,19 +147,24 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
                          g.os[2] == g.out[1] * g.out[2] && g.os[1] == P;
   const bool pointwise = kv == 1 && g.stride == std::array<int64_t, 3>{1, 1, 1} && g.pad == std::array<int64_t, 3>{0, 0, 0} &&
                          x.dtype == PLUGSDK_DTYPE_F32 && g.xs[4] == 1 && g.xs[3] == g.in[2] && g.xs[2] == g.in[1] * g.in[2];
-  auto alloc = [](int64_t n) { return std::unique_ptr<float, decltype(&std::free)>(static_cast<float*>(std::aligned_alloc(64, static_cast<size_t>((n * 4 + 63) / 64 * 64))), &std::free); };
-  auto cols = alloc(pointwise ? 1 : K * P);
-  auto wcopy = alloc(wFlat ? 1 : g.o * K);
-  auto ctemp = alloc(outDirect ? 1 : og * P);
-  if (!cols || !wcopy || !ctemp) return sdk::resourceExhausted("convolution: no memory for its im2col buffers");
+  // Scratch buffers reused across launches: the im2col matrix, contiguous f32 weights, C.
+  auto alloc = [&](size_t slot, int64_t n) { return static_cast<float*>(ctx.scratch->get(slot, static_cast<size_t>(n) * 4)); };
+  float* cols = pointwise ? nullptr : alloc(1, K * P);
+  float* wcopy = wFlat ? nullptr : alloc(2, g.o * K);
+  float* ctemp = outDirect ? nullptr : alloc(3, og * P);
+  if ((!pointwise && !cols) || (!wFlat && !wcopy) || (!outDirect && !ctemp))
+    return sdk::resourceExhausted("convolution: no memory for its im2col buffers");
+  // A fused epilogue runs on each image's slab of the output right after its GEMMs.
+  const bool fuse = outDirect && ctx.epilogue && ctx.epilogue->outer() % std::max<int64_t>(g.n, 1) == 0;
+  const int64_t slabOuter = fuse ? ctx.epilogue->outer() / g.n : 0;
   if (!wFlat)
     for (int64_t o = 0; o < g.o; ++o)
       for (int64_t ci = 0; ci < cg; ++ci)
         for (int64_t q = 0; q < kv; ++q)
-          wcopy.get()[(o * cg + ci) * kv + q] = static_cast<float>(loadDouble(
+          wcopy[(o * cg + ci) * kv + q] = static_cast<float>(loadDouble(
               w.base, w.dtype, w.offset + o * g.ws[0] + ci * g.ws[1] + (q / (g.k[1] * g.k[2])) * g.ws[2] +
                                    ((q / g.k[2]) % g.k[1]) * g.ws[3] + (q % g.k[2]) * g.ws[4]));
-  for (int64_t n = 0; n < g.n; ++n)
+  for (int64_t n = 0; n < g.n; ++n) {
     for (int64_t grp = 0; grp < g.groups; ++grp) {
       GemmProblem pr;
       pr.m = og;
@@ -167,11 +173,11 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
       if (wFlat)
         pr.a = {w.base + (w.offset + grp * og * g.ws[0]) * dtypeBytes(w.dtype), elementOf(w.dtype), g.ws[0], 1, 0};
       else
-        pr.a = {wcopy.get() + grp * og * K, GemmElement::kF32, K, 1, 0};
+        pr.a = {wcopy + grp * og * K, GemmElement::kF32, K, 1, 0};
       if (pointwise) {
         pr.b = {x.base + xAt(g, x, n, grp * cg, 0, 0, 0) * 4, GemmElement::kF32, g.xs[1], 1, 0};
       } else {
-        float* b = cols.get();
+        float* b = cols;
         ctx.arena->execute([&] {
           tbb::parallel_for(int64_t{0}, K, [&](int64_t row) {
             const int64_t ci = row / kv, q = row % kv;
@@ -203,7 +209,7 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
         pr.b = {b, GemmElement::kF32, P, 1, 0};
       }
       const int64_t slab = out.offset + n * g.os[0] + grp * og * g.os[1];
-      pr.c = outDirect ? reinterpret_cast<float*>(out.base) + slab : ctemp.get();
+      pr.c = outDirect ? reinterpret_cast<float*>(out.base) + slab : ctemp;
       pr.ldc = P;
       GemmOptions opt;
       opt.arena = ctx.arena;
@@ -215,8 +221,11 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
           storeDouble(out.base, out.dtype,
                       slab + oi * g.os[1] + (p / (g.out[1] * g.out[2])) * g.os[2] + ((p / g.out[2]) % g.out[1]) * g.os[3] +
                           (p % g.out[2]) * g.os[4],
-                      ctemp.get()[oi * P + p]);
+                      ctemp[oi * P + p]);
     }
+    if (fuse) ctx.epilogue->runParallel(*ctx.arena, n * slabOuter, (n + 1) * slabOuter);
+  }
+  if (fuse) *ctx.epilogueDone = true;
   return sdk::Status::ok();
 }
 

@@ -1,7 +1,9 @@
 // Planning and running library calls (see library_call.h).
 #include "backends/cpu/library/library_call.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include "backends/cpu/library/library_ops.h"
 #include "backends/cpu/runtime/launch.h"
@@ -50,6 +52,19 @@ sdk::StatusOr<TensorRef> evalRef(const Descriptor& d, uint8_t* base, const Libra
 }
 
 }  // namespace
+
+void* Scratch::get(size_t slot, size_t bytes) {
+  if (slot >= buffers_.size()) {
+    while (buffers_.size() <= slot) buffers_.emplace_back(nullptr, &std::free);
+    sizes_.resize(slot + 1, 0);
+  }
+  if (sizes_[slot] < bytes || !buffers_[slot]) {
+    const size_t rounded = (std::max<size_t>(bytes, 64) + 63) / 64 * 64;
+    buffers_[slot].reset(static_cast<uint8_t*>(std::aligned_alloc(64, rounded)));
+    sizes_[slot] = buffers_[slot] ? rounded : 0;
+  }
+  return buffers_[slot].get();
+}
 
 sdk::StatusOr<LibraryPlan> planLibrary(const sdk::LibraryCall& call, KernelCompiler& compiler) {
   LibraryPlan p;
@@ -107,7 +122,7 @@ sdk::Status runLibrary(const LibraryPlan& p, const std::vector<uint8_t*>& buffer
     present[i] = true;
   }
   // Under an epilogue, output 0 is a row-major temporary of the accumulator's dtype.
-  std::unique_ptr<uint8_t, decltype(&std::free)> temp(nullptr, &std::free);
+  uint8_t* temp = nullptr;
   for (size_t o = 0; o < p.outputs.size(); ++o) {
     uint8_t* base = buffers[p.inputs.size() + o];
     sdk::StatusOr<TensorRef> t = evalRef(p.outputs[o], base, p, syms, p.opName + " output " + std::to_string(o));
@@ -121,43 +136,56 @@ sdk::Status runLibrary(const LibraryPlan& p, const std::vector<uint8_t*>& buffer
         stride *= t->shape[d];
       }
       const uint64_t bytes = (static_cast<uint64_t>(t->numel()) * dtypeBytes(p.accDtype) + 63) / 64 * 64;
-      temp.reset(static_cast<uint8_t*>(std::aligned_alloc(64, bytes ? bytes : 64)));
+      temp = static_cast<uint8_t*>(p.scratch.get(0, bytes));
       if (!temp)
         return sdk::resourceExhausted(p.opName + ": cannot allocate its " + std::to_string(bytes) +
                                       "-byte result for the epilogue");
-      t->base = temp.get();
+      t->base = temp;
     } else if (!base) {
       return sdk::invalidArgument(p.opName + ": no buffer for output " + std::to_string(o));
     }
     outs[o] = std::move(*t);
   }
+  // The epilogue, prepared before the op so that the op may run it block by block: its
+  // accumulator bound to the result, its other arguments to the buffers after the outputs;
+  // its own symbols follow the call's in the launch.
+  std::optional<PreparedLaunch> epilogue;
+  if (p.epilogue) {
+    const CompiledKernel& k = *p.epilogue;
+    std::vector<void*> args(k.numArgs, nullptr);
+    size_t next = p.inputs.size() + p.outputs.size();
+    for (size_t a = 0; a < k.numArgs; ++a) {
+      if (a == p.accumulator) {
+        args[a] = temp;
+        continue;
+      }
+      if (next >= buffers.size()) return sdk::invalidArgument(p.opName + ": too few buffers for the epilogue");
+      args[a] = buffers[next++];
+    }
+    std::vector<int64_t> esyms(symbols.begin() + static_cast<std::ptrdiff_t>(std::min(symbols.size(), p.numSymbols)),
+                               symbols.end());
+    sdk::StatusOr<PreparedLaunch> e = PreparedLaunch::prepare(k, std::move(args), std::move(esyms));
+    if (!e.isOk()) return e.status().withContext(p.opName + " epilogue");
+    epilogue.emplace(std::move(*e));
+  }
+  bool epilogueDone = false;
+  LibraryContext c = ctx;
+  c.scratch = &p.scratch;
+  c.epilogue = epilogue && epilogue->grid() == outs[0].shape ? &*epilogue : nullptr;
+  c.epilogueDone = &epilogueDone;
   sdk::Status st = sdk::Status::ok();
   switch (p.op) {
-    case PLUGSDK_LIBRARY_MATMUL: st = runMatmul(ins[0], ins[1], outs[0], ctx); break;
-    case PLUGSDK_LIBRARY_CONVOLUTION: st = runConvolution(ins[0], ins[1], outs[0], p.attrs, ctx); break;
+    case PLUGSDK_LIBRARY_MATMUL: st = runMatmul(ins[0], ins[1], outs[0], c); break;
+    case PLUGSDK_LIBRARY_CONVOLUTION: st = runConvolution(ins[0], ins[1], outs[0], p.attrs, c); break;
     case PLUGSDK_LIBRARY_SDPA:
-      st = runSdpa(ins[0], ins[1], ins[2], present[3] ? &ins[3] : nullptr, outs[0], outs[1], p.attrs, ctx);
+      st = runSdpa(ins[0], ins[1], ins[2], present[3] ? &ins[3] : nullptr, outs[0], outs[1], p.attrs, c);
       break;
     default: return sdk::unimplemented(p.opName);
   }
   if (!st.isOk()) return st.withContext(p.opName);
-  if (!p.epilogue) return sdk::Status::ok();
-  // The epilogue: its accumulator bound to the result, its other arguments to the buffers
-  // after the outputs; its own symbols follow the call's in the launch.
-  const CompiledKernel& k = *p.epilogue;
-  std::vector<void*> args(k.numArgs, nullptr);
-  size_t next = p.inputs.size() + p.outputs.size();
-  for (size_t a = 0; a < k.numArgs; ++a) {
-    if (a == p.accumulator) {
-      args[a] = temp.get();
-      continue;
-    }
-    if (next >= buffers.size()) return sdk::invalidArgument(p.opName + ": too few buffers for the epilogue");
-    args[a] = buffers[next++];
-  }
-  std::vector<int64_t> esyms(symbols.begin() + static_cast<std::ptrdiff_t>(std::min(symbols.size(), p.numSymbols)),
-                             symbols.end());
-  return launchKernel(k, args, esyms, *ctx.arena);
+  if (!epilogue) return sdk::Status::ok();
+  if (!epilogueDone) epilogue->runParallel(*ctx.arena, 0, epilogue->outer());
+  return epilogue->status();
 }
 
 }  // namespace plugsdk::cpu

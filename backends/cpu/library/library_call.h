@@ -27,6 +27,19 @@ struct Descriptor {
   plugsdk_index_expr_t offset{};
 };
 
+/// Buffers a library call reuses from launch to launch (an executable runs on one thread at
+/// a time: the ABI's rule for a client), so large temporaries are not allocated and faulted
+/// in on every launch.
+class Scratch {
+ public:
+  /// At least `bytes` bytes, 64-byte aligned, for `slot`; nullptr when memory runs out.
+  void* get(size_t slot, size_t bytes);
+
+ private:
+  std::vector<std::unique_ptr<uint8_t, void (*)(void*)>> buffers_;
+  std::vector<size_t> sizes_;
+};
+
 struct LibraryPlan {
   uint32_t op = 0;  ///< one plugsdk_library_op_t bit
   std::string opName;
@@ -37,12 +50,21 @@ struct LibraryPlan {
   std::shared_ptr<const CompiledKernel> epilogue;  ///< null: none
   size_t accumulator = 0;                          ///< the epilogue's ACCUMULATOR argument
   uint32_t accDtype = 0;
+  mutable Scratch scratch;
 };
 
-/// What library calls run with: the client's GEMM kernels and threads.
+class PreparedLaunch;
+
+/// What library calls run with: the client's GEMM kernels and threads, the call's scratch
+/// buffers, and its epilogue when the op may fuse it: a launch whose grid is the result's
+/// shape, which the op runs on each block of the result as soon as it is final (then it
+/// sets *epilogueDone; otherwise runLibrary runs it over the whole result afterwards).
 struct LibraryContext {
   const GemmKernels* gemm = nullptr;
   tbb::task_arena* arena = nullptr;
+  Scratch* scratch = nullptr;
+  const PreparedLaunch* epilogue = nullptr;
+  bool* epilogueDone = nullptr;
 };
 
 /// Checks and copies a compile_library call; compiles its epilogue with `compiler`.

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "backends/cpu/library/library_ops.h"
+#include "backends/cpu/runtime/launch.h"
 
 namespace plugsdk::cpu {
 
@@ -49,7 +50,10 @@ sdk::Status runMatmul(const TensorRef& a, const TensorRef& b, const TensorRef& o
     if (!direct) temp.reset(new (std::nothrow) float[static_cast<size_t>(M * N)]);
     if (!direct && !temp) return sdk::resourceExhausted("matmul: no memory for an f32 result of " + std::to_string(M * N));
     sdk::Status st = sdk::Status::ok();
-    forEachBatch(a, b, out, [&](int64_t, int64_t oa, int64_t ob, int64_t oo) {
+    // A fused epilogue runs on each block of C as the GEMM finishes it (its grid is the
+    // result's shape, so rows of batch entry i are outer points i * M + m).
+    const bool fuse = direct && ctx.epilogue;
+    forEachBatch(a, b, out, [&](int64_t batchIndex, int64_t oa, int64_t ob, int64_t oo) {
       if (!st.isOk()) return;
       GemmProblem pr;
       pr.m = M;
@@ -61,12 +65,17 @@ sdk::Status runMatmul(const TensorRef& a, const TensorRef& b, const TensorRef& o
       pr.ldc = N;
       GemmOptions opt;
       opt.arena = ctx.arena;
+      if (fuse)
+        opt.onBlockDone = [&, batchIndex](int64_t, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
+          ctx.epilogue->runRange(batchIndex * M + m0, batchIndex * M + m1, n0, n1);
+        };
       st = gemm(*ctx.gemm, pr, opt);
       if (!st.isOk() || direct) return;
       for (int64_t i = 0; i < M; ++i)
         for (int64_t j = 0; j < N; ++j)
           storeDouble(out.base, out.dtype, oo + i * out.strides[r - 2] + j * out.strides[r - 1], temp[i * N + j]);
     });
+    if (fuse && st.isOk()) *ctx.epilogueDone = true;
     return st;
   }
   // f64 and the integers: one row of C per task.

@@ -10,16 +10,17 @@ namespace plugsdk::cpu {
 
 namespace {
 
-/// How the (outer x inner) points are cut into tasks: tasks take whole outer ranges when
-/// there are enough outer points, else each outer point is cut into inner chunks (a
-/// multiple of the vector width, so only the last chunk has a tail).
+/// How (outer x inner) points are cut into tasks: tasks take whole outer ranges when there
+/// are enough outer points, else each outer point is cut into inner chunks (a multiple of
+/// the vector width, so only the last chunk has a tail).
 struct Split {
   int64_t tasks = 1, outerPer = 1, innerChunks = 1, innerChunk = 1;
 };
 
 Split split(int64_t outer, int64_t inner, int64_t work, int64_t lanes, int threads) {
   Split s;
-  const int64_t wanted = std::min<int64_t>(static_cast<int64_t>(threads) * 4, std::max<int64_t>(1, work / kMinParallelWork));
+  const int64_t wanted =
+      std::min<int64_t>(static_cast<int64_t>(threads) * 4, std::max<int64_t>(1, work / kMinParallelWork));
   if (wanted <= 1 || threads <= 1) {
     s.outerPer = outer;
     s.innerChunk = inner;
@@ -41,64 +42,91 @@ Split split(int64_t outer, int64_t inner, int64_t work, int64_t lanes, int threa
 
 }  // namespace
 
-sdk::Status launchKernel(const CompiledKernel& k, const std::vector<void*>& args, const std::vector<int64_t>& symbols,
-                         tbb::task_arena& arena) {
+PreparedLaunch::PreparedLaunch(PreparedLaunch&& o) noexcept
+    : k_(o.k_),
+      args_(std::move(o.args_)),
+      symbols_(std::move(o.symbols_)),
+      grid_(std::move(o.grid_)),
+      outer_(o.outer_),
+      inner_(o.inner_),
+      perPoint_(o.perPoint_),
+      status_(o.status_) {
+  frame_ = CallFrame{args_.data(), symbols_.data(), grid_.data(), &status_};
+}
+
+sdk::StatusOr<PreparedLaunch> PreparedLaunch::prepare(const CompiledKernel& k, std::vector<void*> args,
+                                                      std::vector<int64_t> symbols) {
+  PreparedLaunch p(k);
+  p.args_ = std::move(args);
+  p.symbols_ = std::move(symbols);
   const sdk::Span<const plugsdk_index_insn_t> pool(k.pool.data(), k.pool.size());
-  const sdk::IndexEnv env{{}, {}, {symbols.data(), symbols.size()}};
-  std::vector<int64_t> grid;
+  const sdk::IndexEnv env{{}, {}, {p.symbols_.data(), p.symbols_.size()}};
   for (size_t d = 0; d < k.grid.size(); ++d) {
     sdk::StatusOr<int64_t> v = sdk::evalIndex(pool, k.grid[d], env);
     if (!v.isOk()) return v.status().withContext("kernel @" + k.name + ": grid dim " + std::to_string(d));
     if (*v < 0)
       return sdk::invalidArgument("kernel @" + k.name + ": grid dim " + std::to_string(d) + " has negative size " +
                                   std::to_string(*v));
-    grid.push_back(*v);
+    p.grid_.push_back(*v);
   }
-  int64_t outer = 1, inner = 1;
-  for (size_t d = 0; d + 1 < grid.size(); ++d) outer *= grid[d];
-  if (!grid.empty()) inner = grid.back();
-  if (outer == 0 || inner == 0) return sdk::Status::ok();
-  // Work: each point runs its statements once and each top-level loop's body per iteration.
-  int64_t perPoint = 1;
+  for (size_t d = 0; d + 1 < p.grid_.size(); ++d) p.outer_ *= p.grid_[d];
+  if (!p.grid_.empty()) p.inner_ = p.grid_.back();
+  // Work per point: its statements once, and each top-level loop's body per iteration.
   for (const auto& sizes : k.loops) {
     int64_t n = 1;
     for (const plugsdk_index_expr_t& e : sizes) {
       sdk::StatusOr<int64_t> v = sdk::evalIndex(pool, e, env);
       n *= v.isOk() ? std::max<int64_t>(*v, 0) : 1;
     }
-    perPoint += n;
+    p.perPoint_ += n;
   }
-  const int64_t work = outer * inner * perPoint;
+  p.frame_ = CallFrame{p.args_.data(), p.symbols_.data(), p.grid_.data(), &p.status_};
+  return p;
+}
 
-  int32_t status = 0;
-  const CallFrame frame{args.data(), symbols.data(), grid.data(), &status};
-  const Split s = split(outer, inner, work, k.lanes, arena.max_concurrency());
-  if (s.tasks == 1) {
-    k.entry(&frame, 0, outer, 0, inner);
-  } else {
-    arena.execute([&] {
-      tbb::parallel_for(
-          int64_t{0}, s.tasks,
-          [&](int64_t t) {
-            if (s.innerChunks == 1) {
-              const int64_t o0 = t * s.outerPer;
-              k.entry(&frame, o0, std::min(outer, o0 + s.outerPer), 0, inner);
-            } else {
-              const int64_t o = t / s.innerChunks, c = t % s.innerChunks;
-              k.entry(&frame, o, o + 1, c * s.innerChunk, std::min(inner, (c + 1) * s.innerChunk));
-            }
-          },
-          tbb::simple_partitioner());
-    });
-  }
-  const int32_t st = std::atomic_ref<int32_t>(status).load();
+void PreparedLaunch::runRange(int64_t o0, int64_t o1, int64_t i0, int64_t i1) const {
+  if (o0 >= o1 || i0 >= i1) return;
+  k_->entry(&frame_, o0, o1, i0, i1);
+}
+
+void PreparedLaunch::runParallel(tbb::task_arena& arena, int64_t o0, int64_t o1) const {
+  const int64_t outer = o1 - o0, inner = inner_;
+  if (outer <= 0 || inner <= 0) return;
+  const Split s = split(outer, inner, outer * inner * perPoint_, k_->lanes, arena.max_concurrency());
+  if (s.tasks == 1) return runRange(o0, o1, 0, inner);
+  arena.execute([&] {
+    tbb::parallel_for(
+        int64_t{0}, s.tasks,
+        [&](int64_t t) {
+          if (s.innerChunks == 1) {
+            const int64_t a = o0 + t * s.outerPer;
+            runRange(a, std::min(o1, a + s.outerPer), 0, inner);
+          } else {
+            const int64_t o = o0 + t / s.innerChunks, c = t % s.innerChunks;
+            runRange(o, o + 1, c * s.innerChunk, std::min(inner, (c + 1) * s.innerChunk));
+          }
+        },
+        tbb::simple_partitioner());
+  });
+}
+
+sdk::Status PreparedLaunch::status() const {
+  const int32_t st = std::atomic_ref<int32_t>(status_).load();
   if (st == kStatusOk) return sdk::Status::ok();
-  const std::string who = "kernel @" + k.name + ": ";
+  const std::string who = "kernel @" + k_->name + ": ";
   if (st == kStatusDivisionByZero) return sdk::invalidArgument(who + "integer division by zero (ZeroDivisionError)");
   if (st == kStatusEmptyReduce) return sdk::invalidArgument(who + "a max/min/argmax/argmin over an empty loop");
   const size_t check = static_cast<size_t>(st - kStatusCheckBase);
-  if (st >= kStatusCheckBase && check < k.checkMessages.size()) return sdk::outOfRange(who + k.checkMessages[check]);
+  if (st >= kStatusCheckBase && check < k_->checkMessages.size()) return sdk::outOfRange(who + k_->checkMessages[check]);
   return sdk::internalError(who + "unknown status " + std::to_string(st));
+}
+
+sdk::Status launchKernel(const CompiledKernel& k, const std::vector<void*>& args, const std::vector<int64_t>& symbols,
+                         tbb::task_arena& arena) {
+  sdk::StatusOr<PreparedLaunch> p = PreparedLaunch::prepare(k, args, symbols);
+  if (!p.isOk()) return p.status();
+  p->runParallel(arena, 0, p->outer());
+  return p->status();
 }
 
 }  // namespace plugsdk::cpu
