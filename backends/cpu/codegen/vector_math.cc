@@ -1,0 +1,478 @@
+// The f32 math functions of vector_math.h as LLVM IR. Each function is range reduction to a
+// small interval, a polynomial there (Horner with FMA; coefficients are Cephes' published
+// single-precision ones or our own minimax fits, see docs/cpu-math.md), and reconstruction;
+// the special values are selected at the end, so the common path has no branches. Scaling by
+// 2^n is done in two multiplications so results in the denormal range are rounded once.
+#include "backends/cpu/codegen/vector_math.h"
+
+#include <cstdint>
+#include <initializer_list>
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/IR/Module.h>
+
+namespace plugsdk::cpu::codegen {
+namespace {
+
+using llvm::Value;
+
+// Constants split into a float head and tail (head + tail carries ~48 bits).
+constexpr float kPio2Hi = 1.570796371e+00f, kPio2Lo = -4.371138829e-08f;
+constexpr float kPio2Lo2 = -1.715124510e-15f;  // third part for the sin/cos reduction
+constexpr float kPiHi = 3.141592741e+00f, kPiLo = -8.742277657e-08f;
+constexpr float kPio4Hi = 7.853981853e-01f, kPio4Lo = -2.185569414e-08f;
+constexpr float kLn2Hi = 6.931471825e-01f, kLn2Lo = -1.904654212e-09f;
+constexpr float kLog2eHi = 1.442695022e+00f, kLog2eLo = 1.925963034e-08f;
+constexpr float kTwoOverPi = 6.366197467e-01f;
+constexpr float kInf = __builtin_inff();
+// sin, cos and tan reduce |x| <= this with the three-part pi/2 (j < 2^17, every product
+// j * part exact in an FMA); larger arguments go to libm.
+constexpr float kTrigFastLimit = 1.0e5f;
+
+/// Builds the IR of one function on one value type (float or <N x float>).
+class Emitter {
+ public:
+  Emitter(llvm::IRBuilderBase& b, llvm::Type* fty) : b_(b), fty_(fty) {
+    ity_ = fty->isVectorTy()
+               ? llvm::VectorType::get(b.getInt32Ty(), llvm::cast<llvm::VectorType>(fty)->getElementCount())
+               : static_cast<llvm::Type*>(b.getInt32Ty());
+  }
+
+  llvm::IRBuilderBase& b() { return b_; }
+  llvm::Type* fty() const { return fty_; }
+
+  Value* c(float v) { return llvm::ConstantFP::get(fty_, v); }
+  Value* ci(int32_t v) { return llvm::ConstantInt::get(ity_, static_cast<uint64_t>(static_cast<int64_t>(v)), true); }
+  Value* add(Value* a, Value* x) { return b_.CreateFAdd(a, x); }
+  Value* sub(Value* a, Value* x) { return b_.CreateFSub(a, x); }
+  Value* mul(Value* a, Value* x) { return b_.CreateFMul(a, x); }
+  Value* div(Value* a, Value* x) { return b_.CreateFDiv(a, x); }
+  Value* neg(Value* a) { return b_.CreateFNeg(a); }
+  Value* fma(Value* a, Value* x, Value* y) { return b_.CreateIntrinsic(llvm::Intrinsic::fma, {fty_}, {a, x, y}); }
+  Value* abs(Value* a) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a); }
+  Value* sqrt(Value* a) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a); }
+  Value* roundEven(Value* a) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, a); }
+  Value* copySign(Value* mag, Value* sign) {
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, mag, sign);
+  }
+  // min/max that never see a NaN here (callers clamp NaN-free values or fix NaN lanes later).
+  Value* min(Value* a, Value* x) { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a, x); }
+  Value* max(Value* a, Value* x) { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a, x); }
+  Value* sel(Value* cond, Value* a, Value* x) { return b_.CreateSelect(cond, a, x); }
+  Value* lt(Value* a, Value* x) { return b_.CreateFCmpOLT(a, x); }
+  Value* le(Value* a, Value* x) { return b_.CreateFCmpOLE(a, x); }
+  Value* gt(Value* a, Value* x) { return b_.CreateFCmpOGT(a, x); }
+  Value* eq(Value* a, Value* x) { return b_.CreateFCmpOEQ(a, x); }
+  Value* isNan(Value* a) { return b_.CreateFCmpUNO(a, a); }
+  Value* bits(Value* a) { return b_.CreateBitCast(a, ity_); }
+  Value* fromBits(Value* i) { return b_.CreateBitCast(i, fty_); }
+  Value* toInt(Value* a) { return b_.CreateFPToSI(a, ity_); }
+  Value* toFloat(Value* i) { return b_.CreateSIToFP(i, fty_); }
+  Value* signBit(Value* a) { return b_.CreateICmpSLT(bits(a), ci(0)); }
+
+  /// c[0] * x^(n-1) + ... + c[n-1] (Horner with FMA: coefficients from the highest degree).
+  Value* poly(Value* x, std::initializer_list<float> coeffs) {
+    auto it = coeffs.begin();
+    Value* acc = c(*it++);
+    for (; it != coeffs.end(); ++it) acc = fma(acc, x, c(*it));
+    return acc;
+  }
+
+  /// 2^n for integer n in [-126, 127], built from its exponent bits.
+  Value* pow2i(Value* n) { return fromBits(b_.CreateShl(b_.CreateAdd(n, ci(127)), ci(23))); }
+
+  /// p * 2^n for n in [-252, 254]: two multiplications by normal powers of two, so a
+  /// denormal result is rounded once (a single 2^n would not exist below 2^-126).
+  Value* scale(Value* p, Value* n) {
+    Value* n1 = b_.CreateAShr(n, ci(1));
+    Value* n2 = b_.CreateSub(n, n1);
+    return mul(mul(p, pow2i(n1)), pow2i(n2));
+  }
+
+  /// e^x = 2^n (1 + q) for x clamped to [-104, 90] (NaN-free): n = round(x / ln2), q =
+  /// e^r - 1 on |r| <= ln2/2 by Cephes' expf polynomial (r + r^2 P(r)).
+  void expParts(Value* x, Value** q, Value** n) {
+    x = max(min(x, c(90.0f)), c(-104.0f));
+    Value* nf = roundEven(mul(x, c(kLog2eHi)));
+    Value* r = fma(nf, c(-kLn2Hi), x);  // exact: |x - n ln2_hi| < 1 on the grid of x
+    r = fma(nf, c(-kLn2Lo), r);
+    Value* p = poly(r, {1.9875691500E-4f, 1.3981999507E-3f, 8.3334519073E-3f, 4.1665795894E-2f,
+                        1.6666665459E-1f, 5.0000001201E-1f});
+    *q = fma(mul(r, r), p, r);
+    *n = toInt(nf);
+  }
+
+  Value* exp(Value* x) {
+    Value *q, *n;
+    expParts(x, &q, &n);
+    Value* r = scale(add(c(1.0f), q), n);
+    return sel(isNan(x), x, r);
+  }
+
+  /// e^x - 1 = 2 (2^(n-1) q + (2^(n-1) - 1/2)): one rounding after the FMA, exact for n = 0.
+  Value* expm1(Value* x) {
+    Value *q, *n;
+    expParts(max(min(x, c(88.8f)), c(-30.0f)), &q, &n);
+    Value* h = pow2i(b_.CreateSub(n, ci(1)));
+    Value* r = mul(c(2.0f), fma(h, q, sub(h, c(0.5f))));
+    return sel(b_.CreateOr(isNan(x), eq(x, c(0.0f))), x, r);  // NaN, and -0 stays -0
+  }
+
+  /// Splits positive finite x (denormals included) into 2^e (1 + f), 1 + f in
+  /// [sqrt(1/2), sqrt(2)), and returns log1p(f) - f (Cephes' logf polynomial): f, e (float).
+  Value* logParts(Value* x, Value** f, Value** e) {
+    Value* tiny = lt(x, c(0x1p-126f));
+    x = sel(tiny, mul(x, c(0x1p23f)), x);
+    Value* i = b_.CreateSub(bits(x), ci(0x3f3504f3));  // bits of sqrt(1/2)
+    Value* k = b_.CreateAShr(i, ci(23));
+    k = sel(tiny, b_.CreateSub(k, ci(23)), k);
+    Value* m = fromBits(b_.CreateAdd(b_.CreateAnd(i, ci(0x7fffff)), ci(0x3f3504f3)));
+    *f = sub(m, c(1.0f));  // exact (Sterbenz)
+    *e = toFloat(k);
+    Value* z = mul(*f, *f);
+    Value* p = poly(*f, {7.0376836292E-2f, -1.1514610310E-1f, 1.1676998740E-1f, -1.2420140846E-1f,
+                         1.4249322787E-1f, -1.6668057665E-1f, 2.0000714765E-1f, -2.4999993993E-1f,
+                         3.3333331174E-1f});
+    return fma(z, c(-0.5f), mul(mul(*f, z), p));
+  }
+
+  /// log's special values: x < 0 or NaN -> NaN, 0 -> -inf, inf -> inf.
+  Value* logSpecial(Value* x, Value* finite, Value* zeroAt) {
+    Value* special = sel(eq(x, zeroAt), c(-kInf), sel(eq(x, c(kInf)), x, c(__builtin_nanf(""))));
+    return sel(b_.CreateAnd(gt(x, zeroAt), lt(x, c(kInf))), finite, special);
+  }
+
+  Value* log(Value* x) {
+    Value *f, *e;
+    Value* y = logParts(sel(gt(x, c(0.0f)), x, c(1.0f)), &f, &e);
+    Value* r = fma(e, c(kLn2Hi), add(f, fma(e, c(kLn2Lo), y)));
+    return logSpecial(x, r, c(0.0f));
+  }
+
+  Value* log2(Value* x) {
+    Value *f, *e;
+    Value* y = logParts(sel(gt(x, c(0.0f)), x, c(1.0f)), &f, &e);
+    // (f + y) log2(e) with log2(e) in two parts, then + e (exact when e = 0).
+    Value* t = fma(f, c(kLog2eHi), fma(f, c(kLog2eLo), mul(y, c(kLog2eHi))));
+    return logSpecial(x, add(e, t), c(0.0f));
+  }
+
+  /// log1p(x) = log(u) + c/u with u = 1 + x rounded and c = x - (u - 1) its rounding error.
+  Value* log1p(Value* x) {
+    Value* ok = gt(x, c(-1.0f));
+    Value* xs = sel(ok, x, c(0.0f));
+    Value* u = add(c(1.0f), xs);
+    Value* corr = div(sub(xs, sub(u, c(1.0f))), u);
+    Value *f, *e;
+    Value* y = logParts(u, &f, &e);
+    Value* r = fma(e, c(kLn2Hi), add(f, fma(e, c(kLn2Lo), add(y, corr))));
+    r = sel(eq(x, c(0.0f)), x, r);  // -0 stays -0
+    return logSpecial(x, r, c(-1.0f));
+  }
+
+  /// Quadrant j (int) and r = x - j pi/2 for |x| <= kTrigFastLimit (three-part pi/2, FMA).
+  void trigReduce(Value* x, Value** r, Value** j) {
+    Value* jf = roundEven(mul(x, c(kTwoOverPi)));
+    Value* t = fma(jf, c(-kPio2Hi), x);  // exact: on the 2^-23 grid and below 1 in magnitude
+    t = fma(jf, c(-kPio2Lo), t);
+    *r = fma(jf, c(-kPio2Lo2), t);
+    *j = toInt(jf);
+  }
+  // Cephes sinf/cosf polynomials on |r| <= pi/4.
+  Value* sinPoly(Value* r, Value* z) {
+    Value* p = poly(z, {-1.9515295891E-4f, 8.3321608736E-3f, -1.6666654611E-1f});
+    return fma(mul(r, z), p, r);
+  }
+  Value* cosPoly(Value* z) {
+    Value* p = poly(z, {2.443315711809948E-5f, -1.388731625493765E-3f, 4.166664568298827E-2f});
+    return add(c(1.0f), fma(mul(z, z), p, mul(z, c(-0.5f))));
+  }
+
+  /// sin (cosine = false) or cos of x; lanes with |x| > kTrigFastLimit call libm.
+  Value* sinCos(Value* x, bool cosine) {
+    Value* fast = le(abs(x), c(kTrigFastLimit));
+    Value* xs = sel(fast, x, c(0.0f));
+    Value *r, *j;
+    trigReduce(xs, &r, &j);
+    if (cosine) j = b_.CreateAdd(j, ci(1));
+    Value* z = mul(r, r);
+    Value* v = sel(b_.CreateICmpNE(b_.CreateAnd(j, ci(1)), ci(0)), cosPoly(z), sinPoly(r, z));
+    Value* flip = b_.CreateShl(b_.CreateAnd(j, ci(2)), ci(30));  // sign bit for quadrants 2, 3
+    v = fromBits(b_.CreateXor(bits(v), flip));
+    if (!cosine) v = sel(eq(x, c(0.0f)), x, v);  // sin(-0) = -0
+    v = sel(fast, v, sub(x, x));                 // inf and NaN -> NaN
+    return slowLanes(v, x, nullptr, fast, cosine ? "cosf" : "sinf");
+  }
+
+  Value* tan(Value* x) {
+    Value* fast = le(abs(x), c(kTrigFastLimit));
+    Value* xs = sel(fast, x, c(0.0f));
+    Value *r, *j;
+    trigReduce(xs, &r, &j);
+    Value* z = mul(r, r);
+    Value* s = sinPoly(r, z);
+    Value* co = cosPoly(z);
+    Value* odd = b_.CreateICmpNE(b_.CreateAnd(j, ci(1)), ci(0));
+    Value* v = sel(odd, div(neg(co), s), div(s, co));
+    v = sel(eq(x, c(0.0f)), x, v);
+    v = sel(fast, v, sub(x, x));
+    return slowLanes(v, x, nullptr, fast, "tanf");
+  }
+
+  /// tanh(|x|) = expm1(2|x|) / (expm1(2|x|) + 2), 1 from |x| = 9 (tanh rounds to 1 there).
+  Value* tanh(Value* x) {
+    Value* a = abs(x);
+    Value* em = expm1(min(mul(a, c(2.0f)), c(18.0f)));
+    Value* t = div(em, add(em, c(2.0f)));
+    t = sel(lt(a, c(9.0f)), t, c(1.0f));
+    return sel(isNan(x), x, copySign(t, x));
+  }
+
+  /// erf: |x| < 1: x (c0 + t Q(t)), t = x^2, with c0 = 2/sqrt(pi) in two parts; 1 <= |x|:
+  /// 1 - e^(-x^2) R(|x| - 1). Q and R are our minimax fits (docs/cpu-math.md).
+  Value* erf(Value* x) {
+    Value* a = abs(x);
+    Value* t = mul(a, a);
+    Value* q = poly(t, {7.842548803e-05f, -8.009398589e-04f, 5.188598298e-03f, -2.685420215e-02f,
+                        1.128360331e-01f, -3.761262894e-01f});
+    Value* small = fma(a, c(1.128379226e+00f), mul(a, fma(t, q, c(-5.863538277e-08f))));
+    Value* ab = min(a, c(4.0f));  // erf rounds to 1 from 3.92
+    Value* rp = poly(sub(ab, c(1.0f)),
+                     {-2.796194167e-05f, 3.203647211e-04f, -1.712567871e-03f, 5.956149194e-03f,
+                      -1.604246348e-02f, 3.734305874e-02f, -7.917941362e-02f, 1.543667465e-01f,
+                      -2.732118368e-01f, 4.275835752e-01f});
+    Value* big = fma(neg(exp(neg(mul(ab, ab)))), rp, c(1.0f));
+    Value* v = copySign(sel(lt(a, c(1.0f)), small, big), x);
+    return sel(isNan(x), x, v);
+  }
+
+  /// sinh and cosh from h = e^|x| / 2 (scaled as 2^(n-1) (1 + q), so no early overflow):
+  /// h -+ 1/(4h); sinh of |x| < 1 by its Taylor series (truncation < 2^-32).
+  Value* sinhCosh(Value* x, bool cosine) {
+    Value* a = abs(x);
+    Value *q, *n;
+    expParts(a, &q, &n);
+    Value* h = scale(add(c(1.0f), q), b_.CreateSub(n, ci(1)));
+    Value* quarter = div(c(0.25f), h);
+    if (cosine) return sel(isNan(x), x, add(h, quarter));
+    Value* t = mul(a, a);
+    Value* p = poly(t, {1.0f / 39916800.0f, 1.0f / 362880.0f, 1.0f / 5040.0f, 1.0f / 120.0f, 1.0f / 6.0f});
+    Value* small = fma(mul(a, t), p, a);
+    Value* v = sel(lt(a, c(1.0f)), small, sub(h, quarter));
+    return sel(isNan(x), x, copySign(v, x));
+  }
+
+  /// atan of s in [0, inf] (Cephes atanf: reduced by pi/4 or pi/2 to |s'| <= tan(pi/8)).
+  Value* atanPositive(Value* s) {
+    Value* big = gt(s, c(2.414213562373095f));
+    Value* mid = gt(s, c(0.4142135623730950f));
+    Value* sr = sel(big, div(c(-1.0f), s), sel(mid, div(sub(s, c(1.0f)), add(s, c(1.0f))), s));
+    Value* hi = sel(big, c(kPio2Hi), sel(mid, c(kPio4Hi), c(0.0f)));
+    Value* lo = sel(big, c(kPio2Lo), sel(mid, c(kPio4Lo), c(0.0f)));
+    Value* z = mul(sr, sr);
+    Value* p = poly(z, {8.05374449538e-2f, -1.38776856032E-1f, 1.99777106478E-1f, -3.33329491539E-1f});
+    return add(hi, add(fma(mul(sr, z), p, sr), lo));
+  }
+
+  Value* atan(Value* x) { return copySign(atanPositive(abs(x)), x); }
+
+  /// atan2(y, x): the first-quadrant angle from min/max, then mirrored by the signs.
+  Value* atan2(Value* y, Value* x) {
+    Value* ay = abs(y);
+    Value* ax = abs(x);
+    Value* yBig = gt(ay, ax);
+    Value* s = div(sel(yBig, ax, ay), sel(yBig, ay, ax));
+    s = sel(b_.CreateAnd(eq(ax, c(kInf)), eq(ay, c(kInf))), c(1.0f), s);
+    s = sel(b_.CreateAnd(eq(ax, c(0.0f)), eq(ay, c(0.0f))), c(0.0f), s);
+    Value* r = atanPositive(s);
+    // The angle is hi + lo +- r: r, pi/2 - r, pi/2 + r or pi - r by quadrant.
+    Value* xNeg = signBit(x);
+    Value* hi = sel(yBig, c(kPio2Hi), sel(xNeg, c(kPiHi), c(0.0f)));
+    Value* lo = sel(yBig, c(kPio2Lo), sel(xNeg, c(kPiLo), c(0.0f)));
+    Value* sr = sel(b_.CreateXor(yBig, xNeg), neg(r), r);
+    return copySign(add(hi, add(lo, sr)), y);  // NaN inputs give NaN through s
+  }
+
+  /// asin of a in [0, 1] (Cephes asinf): above 1/2 through asin(a) = pi/2 - 2 asin(sqrt((1-a)/2)).
+  /// `w` receives asin(sqrt((1-a)/2)) or asin(a) (what acos needs), `upper` whether a > 1/2.
+  Value* asinPoly(Value* s, Value* z) {
+    Value* p = poly(z, {4.2163199048E-2f, 2.4181311049E-2f, 4.5470025998E-2f, 7.4953002686E-2f,
+                        1.6666752422E-1f});
+    return fma(mul(s, z), p, s);
+  }
+  Value* asin(Value* x) {
+    Value* a = abs(x);
+    Value* upper = gt(a, c(0.5f));
+    Value* zu = mul(c(0.5f), sub(c(1.0f), a));
+    Value* z = sel(upper, zu, mul(a, a));
+    Value* s = sel(upper, sqrt(zu), a);
+    Value* w = asinPoly(s, z);
+    Value* v = sel(upper, add(c(kPio2Hi), fma(w, c(-2.0f), c(kPio2Lo))), w);
+    return copySign(v, x);  // |x| > 1 and NaN: NaN from sqrt
+  }
+  Value* acos(Value* x) {
+    Value* a = abs(x);
+    Value* upper = gt(a, c(0.5f));
+    Value* zu = mul(c(0.5f), sub(c(1.0f), a));
+    Value* z = sel(upper, zu, mul(a, a));
+    Value* s = sel(upper, sqrt(zu), x);
+    Value* w = asinPoly(s, z);
+    Value* mid = add(c(kPio2Hi), sub(c(kPio2Lo), w));      // pi/2 - asin(x)
+    Value* pos = mul(c(2.0f), w);                         // x > 1/2
+    Value* negv = add(c(kPiHi), fma(w, c(-2.0f), c(kPiLo)));  // x < -1/2
+    return sel(upper, sel(signBit(x), negv, pos), mid);
+  }
+
+  /// asinh(|x|) = log1p(a + a^2 / (1 + sqrt(1 + a^2))) below 2, log(2a + 1/(sqrt(a^2+1) + a))
+  /// up to 2^28, log(a) + ln 2 above (a^2 would overflow).
+  Value* asinh(Value* x) {
+    Value* a = abs(x);
+    Value* huge = gt(a, c(0x1p28f));
+    Value* t = mul(a, a);
+    Value* sq = sqrt(add(t, c(1.0f)));
+    Value* small = log1p(add(a, div(t, add(c(1.0f), sq))));
+    Value* big = log(sel(huge, a, add(mul(a, c(2.0f)), div(c(1.0f), add(sq, a)))));
+    big = add(big, sel(huge, c(kLn2Hi), c(0.0f)));
+    Value* v = sel(lt(a, c(2.0f)), small, big);
+    return sel(isNan(x), x, copySign(v, x));
+  }
+
+  /// acosh: log1p(t + sqrt(2t + t^2)), t = x - 1 (exact) below 2; log(2x - 1/(x + sqrt(x^2-1)))
+  /// up to 2^28; log(x) + ln 2 above. x < 1 -> NaN (log1p of a negative below -1, or sqrt).
+  Value* acosh(Value* x) {
+    Value* huge = gt(x, c(0x1p28f));
+    Value* t = sub(x, c(1.0f));
+    Value* small = log1p(add(t, sqrt(fma(t, t, mul(t, c(2.0f))))));
+    Value* sq = sqrt(fma(x, x, c(-1.0f)));
+    Value* big = log(sel(huge, x, sub(mul(x, c(2.0f)), div(c(1.0f), add(x, sq)))));
+    big = add(big, sel(huge, c(kLn2Hi), c(0.0f)));
+    Value* v = sel(lt(x, c(2.0f)), small, big);
+    return sel(lt(x, c(1.0f)), c(__builtin_nanf("")), v);
+  }
+
+  /// atanh(|x|) = log1p(2a + 2a^2 / (1 - a)) / 2 (fdlibm's form: exact 2a plus a correction).
+  Value* atanh(Value* x) {
+    Value* a = abs(x);
+    Value* t = add(a, a);
+    Value* v = mul(c(0.5f), log1p(add(t, div(mul(t, a), sub(c(1.0f), a)))));
+    v = sel(gt(a, c(1.0f)), c(__builtin_nanf("")), v);
+    return sel(isNan(x), x, copySign(v, x));
+  }
+
+  /// Lanes where `fast` is false and x is finite get libm's value (a rarely taken block).
+  Value* slowLanes(Value* v, Value* x, Value* y, Value* fast, const char* libm) {
+    Value* need = b_.CreateAnd(b_.CreateNot(fast), b_.CreateFCmpOLT(abs(x), c(kInf)));
+    unsigned lanes = 1;
+    Value* any = need;
+    if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(fty_)) {
+      lanes = vt->getNumElements();
+      any = b_.CreateICmpNE(b_.CreateBitCast(need, b_.getIntNTy(lanes)), b_.getIntN(lanes, 0));
+    }
+    llvm::LLVMContext& ctx = b_.getContext();
+    llvm::BasicBlock* cur = b_.GetInsertBlock();
+    llvm::Function* fn = cur->getParent();
+    llvm::Module* m = fn->getParent();
+    // Split at the insertion point when the block is complete; else the join block is new.
+    llvm::BasicBlock* join;
+    if (cur->getTerminator() != nullptr) {
+      join = cur->splitBasicBlock(b_.GetInsertPoint(), "math.join");
+      cur->getTerminator()->eraseFromParent();
+    } else {
+      join = llvm::BasicBlock::Create(ctx, "math.join", fn);
+    }
+    auto* slow = llvm::BasicBlock::Create(ctx, "math.slow", fn, join);
+    b_.SetInsertPoint(cur);
+    b_.CreateCondBr(any, slow, join, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
+    b_.SetInsertPoint(slow);
+    llvm::Type* f32 = b_.getFloatTy();
+    llvm::FunctionCallee callee = m->getOrInsertFunction(
+        libm, y != nullptr ? llvm::FunctionType::get(f32, {f32, f32}, false) : llvm::FunctionType::get(f32, {f32}, false));
+    Value* out = v;
+    for (unsigned i = 0; i < lanes; ++i) {
+      auto lane = [&](Value* w) { return lanes == 1 ? w : b_.CreateExtractElement(w, i); };
+      Value* arg = lane(x);
+      Value* call = y != nullptr ? b_.CreateCall(callee, {arg, lane(y)}) : b_.CreateCall(callee, {arg});
+      Value* pick = b_.CreateSelect(lane(need), call, lane(v));
+      out = lanes == 1 ? pick : b_.CreateInsertElement(out, pick, i);
+    }
+    b_.CreateBr(join);
+    if (join->empty()) {
+      b_.SetInsertPoint(join);
+    } else {
+      b_.SetInsertPoint(join, join->begin());
+    }
+    llvm::PHINode* phi = b_.CreatePHI(fty_, 2, "math.result");
+    phi->addIncoming(v, cur);
+    phi->addIncoming(out, slow);
+    return phi;
+  }
+
+ private:
+  llvm::IRBuilderBase& b_;
+  llvm::Type* fty_;
+  llvm::Type* ity_;
+};
+
+}  // namespace
+
+const char* libmNameF32(MathFn fn) {
+  switch (fn) {
+    case MathFn::kExp: return "expf";
+    case MathFn::kExpm1: return "expm1f";
+    case MathFn::kLog: return "logf";
+    case MathFn::kLog1p: return "log1pf";
+    case MathFn::kLog2: return "log2f";
+    case MathFn::kSin: return "sinf";
+    case MathFn::kCos: return "cosf";
+    case MathFn::kTan: return "tanf";
+    case MathFn::kTanh: return "tanhf";
+    case MathFn::kErf: return "erff";
+    case MathFn::kSinh: return "sinhf";
+    case MathFn::kCosh: return "coshf";
+    case MathFn::kAtan: return "atanf";
+    case MathFn::kAsin: return "asinf";
+    case MathFn::kAcos: return "acosf";
+    case MathFn::kAsinh: return "asinhf";
+    case MathFn::kAcosh: return "acoshf";
+    case MathFn::kAtanh: return "atanhf";
+    case MathFn::kAtan2: return "atan2f";
+    case MathFn::kPow: return "powf";
+  }
+  return "";
+}
+
+llvm::Value* emitMathF32(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x, llvm::Value* y) {
+  if (x == nullptr || !x->getType()->getScalarType()->isFloatTy()) return nullptr;
+  llvm::IRBuilderBase::FastMathFlagGuard keepFlags(b);
+  b.clearFastMathFlags();  // the NaN, infinity and signed-zero handling below relies on IEEE
+  Emitter e(b, x->getType());
+  switch (fn) {
+    case MathFn::kExp: return e.exp(x);
+    case MathFn::kExpm1: return e.expm1(x);
+    case MathFn::kLog: return e.log(x);
+    case MathFn::kLog1p: return e.log1p(x);
+    case MathFn::kLog2: return e.log2(x);
+    case MathFn::kSin: return e.sinCos(x, false);
+    case MathFn::kCos: return e.sinCos(x, true);
+    case MathFn::kTan: return e.tan(x);
+    case MathFn::kTanh: return e.tanh(x);
+    case MathFn::kErf: return e.erf(x);
+    case MathFn::kSinh: return e.sinhCosh(x, false);
+    case MathFn::kCosh: return e.sinhCosh(x, true);
+    case MathFn::kAtan: return e.atan(x);
+    case MathFn::kAsin: return e.asin(x);
+    case MathFn::kAcos: return e.acos(x);
+    case MathFn::kAsinh: return e.asinh(x);
+    case MathFn::kAcosh: return e.acosh(x);
+    case MathFn::kAtanh: return e.atanh(x);
+    case MathFn::kAtan2:
+      if (y == nullptr || y->getType() != x->getType()) return nullptr;
+      return e.atan2(x, y);
+    case MathFn::kPow: return nullptr;  // needs log in double-float precision: libm per lane
+  }
+  return nullptr;
+}
+
+}  // namespace plugsdk::cpu::codegen
