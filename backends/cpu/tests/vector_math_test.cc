@@ -219,7 +219,8 @@ std::vector<float> specialValues() {
           kMin, -kMin, 0x1.fffffcp-127f, -0x1.fffffcp-127f, kMax, -kMax, 1, -1, 0.5f, -0.5f, 2, -2};
 }
 
-/// Special values, boundaries with 8 neighbours each way, 2^19 random bit patterns (the
+/// Special values, boundaries with 8 neighbours each way (for sin, cos and tan the floats
+/// nearest k pi/2), 2^19 random bit patterns (the
 /// whole float range), 2^18 uniform in the conformance range, and a dense grid over it.
 void inputsFor(const FnCase& fc, std::vector<float>* x, std::vector<float>* y) {
   std::mt19937 rng(1234);
@@ -231,6 +232,16 @@ void inputsFor(const FnCase& fc, std::vector<float>* x, std::vector<float>* y) {
       base.push_back(down);
       up = std::nextafter(up, kInf);
       down = std::nextafter(down, -kInf);
+    }
+  }
+  if (fc.fn == MathFn::kSin || fc.fn == MathFn::kCos || fc.fn == MathFn::kTan) {
+    // The floats nearest the multiples of pi/2 up to the fast path's limit: the results
+    // closest to 0 (or the poles), where the range reduction's error shows.
+    for (int k = 1; k < 66000; ++k) {
+      float v = static_cast<float>(k * 1.5707963267948966);
+      base.push_back(v);
+      base.push_back(std::nextafter(v, kInf));
+      base.push_back(-std::nextafter(v, 0.0f));
     }
   }
   if (fc.ref2 != nullptr) {  // every pair of special values, in both orders
