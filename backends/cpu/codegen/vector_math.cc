@@ -43,7 +43,7 @@ class Emitter {
   llvm::IRBuilderBase& b() { return b_; }
   llvm::Type* fty() const { return fty_; }
 
-  Value* c(float v) { return llvm::ConstantFP::get(fty_, v); }
+  Value* c(double v) { return llvm::ConstantFP::get(fty_, v); }  // rounded to the type
   Value* ci(int32_t v) { return llvm::ConstantInt::get(ity_, static_cast<uint64_t>(static_cast<int64_t>(v)), true); }
   Value* add(Value* a, Value* x) { return b_.CreateFAdd(a, x); }
   Value* sub(Value* a, Value* x) { return b_.CreateFSub(a, x); }
@@ -73,7 +73,7 @@ class Emitter {
   Value* signBit(Value* a) { return b_.CreateICmpSLT(bits(a), ci(0)); }
 
   /// c[0] * x^(n-1) + ... + c[n-1] (Horner with FMA: coefficients from the highest degree).
-  Value* poly(Value* x, std::initializer_list<float> coeffs) {
+  Value* poly(Value* x, std::initializer_list<double> coeffs) {
     auto it = coeffs.begin();
     Value* acc = c(*it++);
     for (; it != coeffs.end(); ++it) acc = fma(acc, x, c(*it));
@@ -122,13 +122,18 @@ class Emitter {
 
   /// Splits positive finite x (denormals included) into 2^e (1 + f), 1 + f in
   /// [sqrt(1/2), sqrt(2)), and returns log1p(f) - f (Cephes' logf polynomial): f, e (float).
-  Value* logParts(Value* x, Value** f, Value** e) {
+  /// x = 2^k m, m in [sqrt(1/2), sqrt(2)), for positive finite x (denormals too); m exact.
+  void split(Value* x, Value** m, Value** k) {
     Value* tiny = lt(x, c(0x1p-126f));
     x = sel(tiny, mul(x, c(0x1p23f)), x);
     Value* i = b_.CreateSub(bits(x), ci(0x3f3504f3));  // bits of sqrt(1/2)
-    Value* k = b_.CreateAShr(i, ci(23));
-    k = sel(tiny, b_.CreateSub(k, ci(23)), k);
-    Value* m = fromBits(b_.CreateAdd(b_.CreateAnd(i, ci(0x7fffff)), ci(0x3f3504f3)));
+    *k = sel(tiny, b_.CreateSub(b_.CreateAShr(i, ci(23)), ci(23)), b_.CreateAShr(i, ci(23)));
+    *m = fromBits(b_.CreateAdd(b_.CreateAnd(i, ci(0x7fffff)), ci(0x3f3504f3)));
+  }
+
+  Value* logParts(Value* x, Value** f, Value** e) {
+    Value *m, *k;
+    split(x, &m, &k);
     *f = sub(m, c(1.0f));  // exact (Sterbenz)
     *e = toFloat(k);
     Value* z = mul(*f, *f);
@@ -361,6 +366,57 @@ class Emitter {
     return sel(isNan(x), x, copySign(v, x));
   }
 
+  /// pow(x, y) = 2^(y log2|x|) evaluated in double (|y log2 x| < 2^8 needs log2 to ~2^-34):
+  /// log2 m = 2 atanh((m-1)/(m+1)) / ln 2 by its series, 2^r (|r| <= 1/2) by Taylor, one
+  /// rounding to float at the end (so denormal results are right). The sign and Annex F's
+  /// special cases are selected afterwards.
+  Value* pow(Value* x, Value* y) {
+    llvm::Type* dty = fty_->isVectorTy() ? llvm::VectorType::get(b_.getDoubleTy(),
+                                                                 llvm::cast<llvm::VectorType>(fty_)->getElementCount())
+                                         : b_.getDoubleTy();
+    Emitter d(b_, dty);
+    Value* ax = abs(x);
+    Value* finitePos = b_.CreateAnd(gt(ax, c(0.0f)), lt(ax, c(kInf)));
+    Value *m, *k;
+    split(sel(finitePos, ax, c(1.0f)), &m, &k);
+    Value* md = b_.CreateFPExt(m, dty);
+    Value* s = d.div(d.sub(md, d.c(1.0)), d.add(md, d.c(1.0)));  // |s| <= 0.172
+    Value* s2 = d.mul(s, s);
+    Value* ser = d.poly(s2, {1.0 / 17, 1.0 / 15, 1.0 / 13, 1.0 / 11, 1.0 / 9, 1.0 / 7, 1.0 / 5, 1.0 / 3, 1.0});
+    Value* l2 = d.fma(d.mul(s, ser), d.c(2.0 / 0.6931471805599453094), b_.CreateSIToFP(k, dty));
+    // |x| = 0 or inf: log2 = -inf or inf; NaN stays NaN.
+    Value* xd = b_.CreateFPExt(ax, dty);
+    l2 = d.sel(finitePos, l2, d.sel(eq(ax, c(0.0f)), d.c(-kInf), xd));
+    Value* t = d.mul(b_.CreateFPExt(y, dty), l2);
+    Value* tc = d.max(d.min(t, d.c(200.0)), d.c(-200.0));  // NaN -> clamped; fixed below
+    Value* n = d.roundEven(tc);
+    Value* r = d.mul(d.sub(tc, n), d.c(0.6931471805599453094));
+    Value* e = d.poly(r, {1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040, 1.0 / 720,
+                          1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0});
+    llvm::Type* i64 = dty->getWithNewType(b_.getInt64Ty());
+    Value* ni = b_.CreateFPToSI(n, i64);
+    Value* p2 = b_.CreateBitCast(
+        b_.CreateShl(b_.CreateAdd(ni, llvm::ConstantInt::get(i64, 1023)), llvm::ConstantInt::get(i64, 52)), dty);
+    Value* v = b_.CreateFPTrunc(d.mul(e, p2), fty_);
+    v = sel(isNan(t), c(__builtin_nanf("")), v);
+    // Negative x: an odd integer y negates, a non-integer y is NaN (finite x only).
+    Value* ay = abs(y);
+    Value* yInt = eq(roundEven(y), y);
+    Value* yOdd = b_.CreateAnd(
+        b_.CreateAnd(yInt, lt(ay, c(0x1p24f))),
+        b_.CreateICmpNE(b_.CreateAnd(toInt(sel(lt(ay, c(0x1p24f)), y, c(0.0f))), ci(1)), ci(0)));
+    Value* xNeg = signBit(x);
+    v = sel(b_.CreateAnd(xNeg, yOdd), neg(v), v);
+    Value* badNeg = b_.CreateAnd(b_.CreateAnd(lt(x, c(0.0f)), gt(x, c(-kInf))),
+                                 b_.CreateAnd(b_.CreateNot(yInt), lt(ay, c(kInf))));
+    v = sel(badNeg, c(__builtin_nanf("")), v);
+    // pow(-1, +-inf) = 1 (|x| = 1 with infinite y gives 0 * inf above), pow(1, y) = 1 and
+    // pow(x, +-0) = 1 even for NaN.
+    Value* one = b_.CreateOr(b_.CreateOr(eq(x, c(1.0f)), eq(y, c(0.0f))),
+                             b_.CreateAnd(eq(x, c(-1.0f)), eq(ay, c(kInf))));
+    return sel(one, c(1.0f), v);
+  }
+
   /// Lanes where `fast` is false and x is finite get libm's value (a rarely taken block).
   Value* slowLanes(Value* v, Value* x, Value* y, Value* fast, const char* libm) {
     Value* need = b_.CreateAnd(b_.CreateNot(fast), b_.CreateFCmpOLT(abs(x), c(kInf)));
@@ -470,7 +526,9 @@ llvm::Value* emitMathF32(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x, llvm
     case MathFn::kAtan2:
       if (y == nullptr || y->getType() != x->getType()) return nullptr;
       return e.atan2(x, y);
-    case MathFn::kPow: return nullptr;  // needs log in double-float precision: libm per lane
+    case MathFn::kPow:
+      if (y == nullptr || y->getType() != x->getType()) return nullptr;
+      return e.pow(x, y);
   }
   return nullptr;
 }
