@@ -185,6 +185,22 @@ class Emitter {
     *r = fma(jf, c(-kPio2Lo2), t);
     *j = toInt(jf);
   }
+  /// The same in double (tan, whose -1/tan(r) leaves no slack for the two roundings of r
+  /// above): r correctly rounded to float up to a 2^-50 relative error.
+  void trigReducePrecise(Value* x, Value** r, Value** j) {
+    Emitter d(b_, doubleType());
+    Value* xd = b_.CreateFPExt(x, d.fty());
+    Value* jd = d.roundEven(d.mul(xd, d.c(0.63661977236758134308)));
+    Value* rd = d.fma(jd, d.c(-1.5707963267948965580), xd);  // pi/2 in two doubles
+    rd = d.fma(jd, d.c(-6.1232339957367658e-17), rd);
+    *r = b_.CreateFPTrunc(rd, fty_);
+    *j = b_.CreateFPToSI(jd, ity_);
+  }
+  llvm::Type* doubleType() {
+    return fty_->isVectorTy()
+               ? llvm::VectorType::get(b_.getDoubleTy(), llvm::cast<llvm::VectorType>(fty_)->getElementCount())
+               : b_.getDoubleTy();
+  }
   // Cephes sinf/cosf polynomials on |r| <= pi/4.
   Value* sinPoly(Value* r, Value* z) {
     Value* p = poly(z, {-1.9515295891E-4f, 8.3321608736E-3f, -1.6666654611E-1f});
@@ -215,22 +231,29 @@ class Emitter {
     Value* fast = le(abs(x), c(kTrigFastLimit));
     Value* xs = sel(fast, x, c(0.0f));
     Value *r, *j;
-    trigReduce(xs, &r, &j);
+    trigReducePrecise(xs, &r, &j);
+    // Cephes tanf's polynomial on |r| <= pi/4; -1/tan(r) in the odd quadrants.
     Value* z = mul(r, r);
-    Value* s = sinPoly(r, z);
-    Value* co = cosPoly(z);
+    Value* p = poly(z, {9.38540185543E-3f, 3.11992232697E-3f, 2.44301354525E-2f, 5.34112807005E-2f,
+                        1.33387994085E-1f, 3.33331568548E-1f});
+    Value* t = fma(mul(r, z), p, r);
     Value* odd = b_.CreateICmpNE(b_.CreateAnd(j, ci(1)), ci(0));
-    Value* v = sel(odd, div(neg(co), s), div(s, co));
+    Value* v = sel(odd, div(c(-1.0f), t), t);
     v = sel(eq(x, c(0.0f)), x, v);
     v = sel(fast, v, sub(x, x));
     return slowLanes(v, x, nullptr, fast, "tanf");
   }
 
-  /// tanh(|x|) = expm1(2|x|) / (expm1(2|x|) + 2), 1 from |x| = 9 (tanh rounds to 1 there).
+  /// tanh(|x|): below 0.625 Cephes' tanhf polynomial (a + a z P(z)); above, expm1(2|x|) /
+  /// (expm1(2|x|) + 2) (no cancellation there), 1 from |x| = 9 (tanh rounds to 1).
   Value* tanh(Value* x) {
     Value* a = abs(x);
     Value* em = expm1(min(mul(a, c(2.0f)), c(18.0f)));
     Value* t = div(em, add(em, c(2.0f)));
+    Value* z = mul(a, a);
+    Value* p = poly(z, {-5.70498872745E-3f, 2.06390887954E-2f, -5.37397155531E-2f, 1.33314422036E-1f,
+                        -3.33332819422E-1f});
+    t = sel(lt(a, c(0.625f)), fma(mul(a, z), p, a), t);
     t = sel(lt(a, c(9.0f)), t, c(1.0f));
     return sel(isNan(x), x, copySign(t, x));
   }
@@ -371,9 +394,7 @@ class Emitter {
   /// rounding to float at the end (so denormal results are right). The sign and Annex F's
   /// special cases are selected afterwards.
   Value* pow(Value* x, Value* y) {
-    llvm::Type* dty = fty_->isVectorTy() ? llvm::VectorType::get(b_.getDoubleTy(),
-                                                                 llvm::cast<llvm::VectorType>(fty_)->getElementCount())
-                                         : b_.getDoubleTy();
+    llvm::Type* dty = doubleType();
     Emitter d(b_, dty);
     Value* ax = abs(x);
     Value* finitePos = b_.CreateAnd(gt(ax, c(0.0f)), lt(ax, c(kInf)));

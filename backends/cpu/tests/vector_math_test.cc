@@ -287,6 +287,7 @@ TEST_P(VectorMath, WithinFourUlpAndExactSpecialValues) {
     std::vector<float> x, y;
     inputsFor(fc, &x, &y);
     Worst w = measure(fc, cc->kernels.at(fc.fn), x, y);
+    std::printf("%-6s %2u lanes: %zu inputs, max %.3f ulp at %a, %a\n", fc.name, cc->lanes, x.size(), w.ulp, w.x, w.y);
     EXPECT_LE(w.ulp, 4.0) << fc.name << " at " << cc->lanes << " lanes: " << w.ulp << " ulp at x = " << w.x
                           << " (" << std::hexfloat << w.x << std::defaultfloat << "), y = " << w.y << ": got "
                           << w.got << ", want " << w.want;
