@@ -54,9 +54,7 @@ class Emitter {
   Value* abs(Value* a) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a); }
   Value* sqrt(Value* a) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a); }
   Value* roundEven(Value* a) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, a); }
-  Value* copySign(Value* mag, Value* sign) {
-    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, mag, sign);
-  }
+  Value* copySign(Value* mag, Value* sign) { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, mag, sign); }
   // min/max that never see a NaN here (callers clamp NaN-free values or fix NaN lanes later).
   Value* min(Value* a, Value* x) { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minnum, a, x); }
   Value* max(Value* a, Value* x) { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, a, x); }
@@ -98,8 +96,8 @@ class Emitter {
     Value* nf = roundEven(mul(x, c(kLog2eHi)));
     Value* r = fma(nf, c(-kLn2Hi), x);  // exact: |x - n ln2_hi| < 1 on the grid of x
     r = fma(nf, c(-kLn2Lo), r);
-    Value* p = poly(r, {1.9875691500E-4f, 1.3981999507E-3f, 8.3334519073E-3f, 4.1665795894E-2f,
-                        1.6666665459E-1f, 5.0000001201E-1f});
+    Value* p = poly(r, {1.9875691500E-4f, 1.3981999507E-3f, 8.3334519073E-3f, 4.1665795894E-2f, 1.6666665459E-1f,
+                        5.0000001201E-1f});
     *q = fma(mul(r, r), p, r);
     *n = toInt(nf);
   }
@@ -137,9 +135,8 @@ class Emitter {
     *f = sub(m, c(1.0f));  // exact (Sterbenz)
     *e = toFloat(k);
     Value* z = mul(*f, *f);
-    Value* p = poly(*f, {7.0376836292E-2f, -1.1514610310E-1f, 1.1676998740E-1f, -1.2420140846E-1f,
-                         1.4249322787E-1f, -1.6668057665E-1f, 2.0000714765E-1f, -2.4999993993E-1f,
-                         3.3333331174E-1f});
+    Value* p = poly(*f, {7.0376836292E-2f, -1.1514610310E-1f, 1.1676998740E-1f, -1.2420140846E-1f, 1.4249322787E-1f,
+                         -1.6668057665E-1f, 2.0000714765E-1f, -2.4999993993E-1f, 3.3333331174E-1f});
     return fma(z, c(-0.5f), mul(mul(*f, z), p));
   }
 
@@ -234,8 +231,8 @@ class Emitter {
     trigReducePrecise(xs, &r, &j);
     // Cephes tanf's polynomial on |r| <= pi/4; -1/tan(r) in the odd quadrants.
     Value* z = mul(r, r);
-    Value* p = poly(z, {9.38540185543E-3f, 3.11992232697E-3f, 2.44301354525E-2f, 5.34112807005E-2f,
-                        1.33387994085E-1f, 3.33331568548E-1f});
+    Value* p = poly(z, {9.38540185543E-3f, 3.11992232697E-3f, 2.44301354525E-2f, 5.34112807005E-2f, 1.33387994085E-1f,
+                        3.33331568548E-1f});
     Value* t = fma(mul(r, z), p, r);
     Value* odd = b_.CreateICmpNE(b_.CreateAnd(j, ci(1)), ci(0));
     Value* v = sel(odd, div(c(-1.0f), t), t);
@@ -251,8 +248,8 @@ class Emitter {
     Value* em = expm1(min(mul(a, c(2.0f)), c(18.0f)));
     Value* t = div(em, add(em, c(2.0f)));
     Value* z = mul(a, a);
-    Value* p = poly(z, {-5.70498872745E-3f, 2.06390887954E-2f, -5.37397155531E-2f, 1.33314422036E-1f,
-                        -3.33332819422E-1f});
+    Value* p =
+        poly(z, {-5.70498872745E-3f, 2.06390887954E-2f, -5.37397155531E-2f, 1.33314422036E-1f, -3.33332819422E-1f});
     t = sel(lt(a, c(0.625f)), fma(mul(a, z), p, a), t);
     t = sel(lt(a, c(9.0f)), t, c(1.0f));
     return sel(isNan(x), x, copySign(t, x));
@@ -263,14 +260,13 @@ class Emitter {
   Value* erf(Value* x) {
     Value* a = abs(x);
     Value* t = mul(a, a);
-    Value* q = poly(t, {7.842548803e-05f, -8.009398589e-04f, 5.188598298e-03f, -2.685420215e-02f,
-                        1.128360331e-01f, -3.761262894e-01f});
+    Value* q = poly(t, {7.842548803e-05f, -8.009398589e-04f, 5.188598298e-03f, -2.685420215e-02f, 1.128360331e-01f,
+                        -3.761262894e-01f});
     Value* small = fma(a, c(1.128379226e+00f), mul(a, fma(t, q, c(-5.863538277e-08f))));
     Value* ab = min(a, c(4.0f));  // erf rounds to 1 from 3.92
     Value* rp = poly(sub(ab, c(1.0f)),
-                     {-2.796194167e-05f, 3.203647211e-04f, -1.712567871e-03f, 5.956149194e-03f,
-                      -1.604246348e-02f, 3.734305874e-02f, -7.917941362e-02f, 1.543667465e-01f,
-                      -2.732118368e-01f, 4.275835752e-01f});
+                     {-2.796194167e-05f, 3.203647211e-04f, -1.712567871e-03f, 5.956149194e-03f, -1.604246348e-02f,
+                      3.734305874e-02f, -7.917941362e-02f, 1.543667465e-01f, -2.732118368e-01f, 4.275835752e-01f});
     Value* big = fma(neg(exp(neg(mul(ab, ab)))), rp, c(1.0f));
     Value* v = copySign(sel(lt(a, c(1.0f)), small, big), x);
     return sel(isNan(x), x, v);
@@ -323,11 +319,10 @@ class Emitter {
     return copySign(add(hi, add(lo, sr)), y);  // NaN inputs give NaN through s
   }
 
-  /// asin of a in [0, 1] (Cephes asinf): above 1/2 through asin(a) = pi/2 - 2 asin(sqrt((1-a)/2)).
-  /// `w` receives asin(sqrt((1-a)/2)) or asin(a) (what acos needs), `upper` whether a > 1/2.
+  /// asin(s) for |s| <= 1/2, z = s^2 (Cephes asinf's polynomial). asin and acos reduce
+  /// |x| > 1/2 to it through asin(a) = pi/2 - 2 asin(sqrt((1-a)/2)).
   Value* asinPoly(Value* s, Value* z) {
-    Value* p = poly(z, {4.2163199048E-2f, 2.4181311049E-2f, 4.5470025998E-2f, 7.4953002686E-2f,
-                        1.6666752422E-1f});
+    Value* p = poly(z, {4.2163199048E-2f, 2.4181311049E-2f, 4.5470025998E-2f, 7.4953002686E-2f, 1.6666752422E-1f});
     return fma(mul(s, z), p, s);
   }
   Value* asin(Value* x) {
@@ -347,8 +342,8 @@ class Emitter {
     Value* z = sel(upper, zu, mul(a, a));
     Value* s = sel(upper, sqrt(zu), x);
     Value* w = asinPoly(s, z);
-    Value* mid = add(c(kPio2Hi), sub(c(kPio2Lo), w));      // pi/2 - asin(x)
-    Value* pos = mul(c(2.0f), w);                         // x > 1/2
+    Value* mid = add(c(kPio2Hi), sub(c(kPio2Lo), w));         // pi/2 - asin(x)
+    Value* pos = mul(c(2.0f), w);                             // x > 1/2
     Value* negv = add(c(kPiHi), fma(w, c(-2.0f), c(kPiLo)));  // x < -1/2
     return sel(upper, sel(signBit(x), negv, pos), mid);
   }
@@ -412,8 +407,8 @@ class Emitter {
     Value* tc = d.max(d.min(t, d.c(200.0)), d.c(-200.0));  // NaN -> clamped; fixed below
     Value* n = d.roundEven(tc);
     Value* r = d.mul(d.sub(tc, n), d.c(0.6931471805599453094));
-    Value* e = d.poly(r, {1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040, 1.0 / 720,
-                          1.0 / 120, 1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0});
+    Value* e = d.poly(r, {1.0 / 39916800, 1.0 / 3628800, 1.0 / 362880, 1.0 / 40320, 1.0 / 5040, 1.0 / 720, 1.0 / 120,
+                          1.0 / 24, 1.0 / 6, 0.5, 1.0, 1.0});
     llvm::Type* i64 = dty->getWithNewType(b_.getInt64Ty());
     Value* ni = b_.CreateFPToSI(n, i64);
     Value* p2 = b_.CreateBitCast(
@@ -423,18 +418,17 @@ class Emitter {
     // Negative x: an odd integer y negates, a non-integer y is NaN (finite x only).
     Value* ay = abs(y);
     Value* yInt = eq(roundEven(y), y);
-    Value* yOdd = b_.CreateAnd(
-        b_.CreateAnd(yInt, lt(ay, c(0x1p24f))),
-        b_.CreateICmpNE(b_.CreateAnd(toInt(sel(lt(ay, c(0x1p24f)), y, c(0.0f))), ci(1)), ci(0)));
+    Value* yOdd = b_.CreateAnd(b_.CreateAnd(yInt, lt(ay, c(0x1p24f))),
+                               b_.CreateICmpNE(b_.CreateAnd(toInt(sel(lt(ay, c(0x1p24f)), y, c(0.0f))), ci(1)), ci(0)));
     Value* xNeg = signBit(x);
     v = sel(b_.CreateAnd(xNeg, yOdd), neg(v), v);
-    Value* badNeg = b_.CreateAnd(b_.CreateAnd(lt(x, c(0.0f)), gt(x, c(-kInf))),
-                                 b_.CreateAnd(b_.CreateNot(yInt), lt(ay, c(kInf))));
+    Value* badNeg =
+        b_.CreateAnd(b_.CreateAnd(lt(x, c(0.0f)), gt(x, c(-kInf))), b_.CreateAnd(b_.CreateNot(yInt), lt(ay, c(kInf))));
     v = sel(badNeg, c(__builtin_nanf("")), v);
     // pow(-1, +-inf) = 1 (|x| = 1 with infinite y gives 0 * inf above), pow(1, y) = 1 and
     // pow(x, +-0) = 1 even for NaN.
-    Value* one = b_.CreateOr(b_.CreateOr(eq(x, c(1.0f)), eq(y, c(0.0f))),
-                             b_.CreateAnd(eq(x, c(-1.0f)), eq(ay, c(kInf))));
+    Value* one =
+        b_.CreateOr(b_.CreateOr(eq(x, c(1.0f)), eq(y, c(0.0f))), b_.CreateAnd(eq(x, c(-1.0f)), eq(ay, c(kInf))));
     return sel(one, c(1.0f), v);
   }
 
@@ -464,8 +458,9 @@ class Emitter {
     b_.CreateCondBr(any, slow, join, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
     b_.SetInsertPoint(slow);
     llvm::Type* f32 = b_.getFloatTy();
-    llvm::FunctionCallee callee = m->getOrInsertFunction(
-        libm, y != nullptr ? llvm::FunctionType::get(f32, {f32, f32}, false) : llvm::FunctionType::get(f32, {f32}, false));
+    llvm::FunctionCallee callee =
+        m->getOrInsertFunction(libm, y != nullptr ? llvm::FunctionType::get(f32, {f32, f32}, false)
+                                                  : llvm::FunctionType::get(f32, {f32}, false));
     Value* out = v;
     for (unsigned i = 0; i < lanes; ++i) {
       auto lane = [&](Value* w) { return lanes == 1 ? w : b_.CreateExtractElement(w, i); };

@@ -57,8 +57,20 @@ struct FnCase {
 
 const std::vector<FnCase>& cases() {
   static const std::vector<FnCase> all = {
-      {MathFn::kExp, "exp", ::exp, nullptr, -88, 88, {88.7228393f, 88.72283f, -87.33654f, -103.972f, -103.279f, -104, 0.3465736f}},
-      {MathFn::kExpm1, "expm1", ::expm1, nullptr, -10, 10, {88.7228393f, -17.3287f, 0.3465736f, -0.3465736f, 1e-5f, -1e-5f}},
+      {MathFn::kExp,
+       "exp",
+       ::exp,
+       nullptr,
+       -88,
+       88,
+       {88.7228393f, 88.72283f, -87.33654f, -103.972f, -103.279f, -104, 0.3465736f}},
+      {MathFn::kExpm1,
+       "expm1",
+       ::expm1,
+       nullptr,
+       -10,
+       10,
+       {88.7228393f, -17.3287f, 0.3465736f, -0.3465736f, 1e-5f, -1e-5f}},
       {MathFn::kLog, "log", ::log, nullptr, 1e-3f, 1e3f, {0.70710677f, 1.4142135f, 1, 2, 0.5f}},
       {MathFn::kLog1p, "log1p", ::log1p, nullptr, -0.999f, 1e3f, {-1, -0.29289323f, 0.41421357f, 1e-8f, -1e-8f}},
       {MathFn::kLog2, "log2", ::log2, nullptr, 1e-3f, 1e3f, {0.70710677f, 1.4142135f, 1, 2, 0.5f, 1024}},
@@ -120,7 +132,8 @@ void buildKernel(llvm::Module& m, const std::string& name, MathFn fn, unsigned l
   auto* entry = llvm::BasicBlock::Create(c, "entry", f);
   auto* loop = llvm::BasicBlock::Create(c, "loop", f);
   auto* done = llvm::BasicBlock::Create(c, "done", f);
-  llvm::Type* vt = lanes == 1 ? b.getFloatTy() : static_cast<llvm::Type*>(llvm::FixedVectorType::get(b.getFloatTy(), lanes));
+  llvm::Type* vt =
+      lanes == 1 ? b.getFloatTy() : static_cast<llvm::Type*>(llvm::FixedVectorType::get(b.getFloatTy(), lanes));
   b.SetInsertPoint(entry);
   b.CreateCondBr(b.CreateICmpSGT(f->getArg(3), b.getInt64(0)), loop, done);
   b.SetInsertPoint(loop);
@@ -217,8 +230,30 @@ Worst measure(const FnCase& fc, Kernel k, const std::vector<float>& x, const std
 }
 
 std::vector<float> specialValues() {
-  return {0.0f, -0.0f, kInf, -kInf, kNan, -kNan, kDenormMin, -kDenormMin, 0x1.8p-140f, -0x1.8p-140f,
-          kMin, -kMin, 0x1.fffffcp-127f, -0x1.fffffcp-127f, kMax, -kMax, 1, -1, 0.5f, -0.5f, 2, -2, 3, -3};
+  return {0.0f,
+          -0.0f,
+          kInf,
+          -kInf,
+          kNan,
+          -kNan,
+          kDenormMin,
+          -kDenormMin,
+          0x1.8p-140f,
+          -0x1.8p-140f,
+          kMin,
+          -kMin,
+          0x1.fffffcp-127f,
+          -0x1.fffffcp-127f,
+          kMax,
+          -kMax,
+          1,
+          -1,
+          0.5f,
+          -0.5f,
+          2,
+          -2,
+          3,
+          -3};
 }
 
 /// Special values, boundaries with 8 neighbours each way (for sin, cos and tan the floats
@@ -288,9 +323,9 @@ TEST_P(VectorMath, WithinFourUlpAndExactSpecialValues) {
     inputsFor(fc, &x, &y);
     Worst w = measure(fc, cc->kernels.at(fc.fn), x, y);
     std::printf("%-6s %2u lanes: %zu inputs, max %.3f ulp at %a, %a\n", fc.name, cc->lanes, x.size(), w.ulp, w.x, w.y);
-    EXPECT_LE(w.ulp, 4.0) << fc.name << " at " << cc->lanes << " lanes: " << w.ulp << " ulp at x = " << w.x
-                          << " (" << std::hexfloat << w.x << std::defaultfloat << "), y = " << w.y << ": got "
-                          << w.got << ", want " << w.want;
+    EXPECT_LE(w.ulp, 4.0) << fc.name << " at " << cc->lanes << " lanes: " << w.ulp << " ulp at x = " << w.x << " ("
+                          << std::hexfloat << w.x << std::defaultfloat << "), y = " << w.y << ": got " << w.got
+                          << ", want " << w.want;
   }
 }
 
@@ -303,25 +338,63 @@ TEST_P(VectorMath, SpecialValues) {
     float x, want;
   };
   const Sv table[] = {
-      {MathFn::kExp, -kInf, 0},          {MathFn::kExp, kInf, kInf},         {MathFn::kExp, 89, kInf},
-      {MathFn::kExp, -104, 0},           {MathFn::kExp, 0, 1},               {MathFn::kExp, -0.0f, 1},
-      {MathFn::kLog, 0, -kInf},          {MathFn::kLog, -0.0f, -kInf},       {MathFn::kLog, -1, kNan},
-      {MathFn::kLog, kInf, kInf},        {MathFn::kLog, 1, 0},               {MathFn::kLog, -kInf, kNan},
-      {MathFn::kLog2, 0, -kInf},         {MathFn::kLog2, 1024, 10},          {MathFn::kLog2, kDenormMin, -149},
-      {MathFn::kLog2, -kDenormMin, kNan}, {MathFn::kLog1p, -1, -kInf},       {MathFn::kLog1p, -0.0f, -0.0f},
-      {MathFn::kLog1p, -2, kNan},        {MathFn::kLog1p, kInf, kInf},       {MathFn::kExpm1, -0.0f, -0.0f},
-      {MathFn::kExpm1, -kInf, -1},       {MathFn::kExpm1, kInf, kInf},       {MathFn::kExpm1, 100, kInf},
-      {MathFn::kTanh, kInf, 1},          {MathFn::kTanh, -kInf, -1},         {MathFn::kTanh, -0.0f, -0.0f},
-      {MathFn::kErf, kInf, 1},           {MathFn::kErf, -kInf, -1},          {MathFn::kErf, -0.0f, -0.0f},
-      {MathFn::kSin, kInf, kNan},        {MathFn::kSin, -kInf, kNan},        {MathFn::kSin, -0.0f, -0.0f},
-      {MathFn::kCos, kInf, kNan},        {MathFn::kCos, -0.0f, 1},           {MathFn::kTan, -0.0f, -0.0f},
-      {MathFn::kTan, kInf, kNan},        {MathFn::kSinh, -0.0f, -0.0f},      {MathFn::kSinh, -kInf, -kInf},
-      {MathFn::kSinh, 90, kInf},         {MathFn::kCosh, -kInf, kInf},       {MathFn::kCosh, 0, 1},
-      {MathFn::kAtan, -0.0f, -0.0f},     {MathFn::kAtan, kInf, 1.57079637f}, {MathFn::kAsin, -0.0f, -0.0f},
-      {MathFn::kAsin, 1.5f, kNan},       {MathFn::kAcos, 1, 0},              {MathFn::kAcos, -1.5f, kNan},
-      {MathFn::kAsinh, -0.0f, -0.0f},    {MathFn::kAsinh, -kInf, -kInf},     {MathFn::kAcosh, 1, 0},
-      {MathFn::kAcosh, 0.5f, kNan},      {MathFn::kAcosh, kInf, kInf},       {MathFn::kAtanh, 1, kInf},
-      {MathFn::kAtanh, -1, -kInf},       {MathFn::kAtanh, -0.0f, -0.0f},     {MathFn::kAtanh, 2, kNan},
+      {MathFn::kExp, -kInf, 0},
+      {MathFn::kExp, kInf, kInf},
+      {MathFn::kExp, 89, kInf},
+      {MathFn::kExp, -104, 0},
+      {MathFn::kExp, 0, 1},
+      {MathFn::kExp, -0.0f, 1},
+      {MathFn::kLog, 0, -kInf},
+      {MathFn::kLog, -0.0f, -kInf},
+      {MathFn::kLog, -1, kNan},
+      {MathFn::kLog, kInf, kInf},
+      {MathFn::kLog, 1, 0},
+      {MathFn::kLog, -kInf, kNan},
+      {MathFn::kLog2, 0, -kInf},
+      {MathFn::kLog2, 1024, 10},
+      {MathFn::kLog2, kDenormMin, -149},
+      {MathFn::kLog2, -kDenormMin, kNan},
+      {MathFn::kLog1p, -1, -kInf},
+      {MathFn::kLog1p, -0.0f, -0.0f},
+      {MathFn::kLog1p, -2, kNan},
+      {MathFn::kLog1p, kInf, kInf},
+      {MathFn::kExpm1, -0.0f, -0.0f},
+      {MathFn::kExpm1, -kInf, -1},
+      {MathFn::kExpm1, kInf, kInf},
+      {MathFn::kExpm1, 100, kInf},
+      {MathFn::kTanh, kInf, 1},
+      {MathFn::kTanh, -kInf, -1},
+      {MathFn::kTanh, -0.0f, -0.0f},
+      {MathFn::kErf, kInf, 1},
+      {MathFn::kErf, -kInf, -1},
+      {MathFn::kErf, -0.0f, -0.0f},
+      {MathFn::kSin, kInf, kNan},
+      {MathFn::kSin, -kInf, kNan},
+      {MathFn::kSin, -0.0f, -0.0f},
+      {MathFn::kCos, kInf, kNan},
+      {MathFn::kCos, -0.0f, 1},
+      {MathFn::kTan, -0.0f, -0.0f},
+      {MathFn::kTan, kInf, kNan},
+      {MathFn::kSinh, -0.0f, -0.0f},
+      {MathFn::kSinh, -kInf, -kInf},
+      {MathFn::kSinh, 90, kInf},
+      {MathFn::kCosh, -kInf, kInf},
+      {MathFn::kCosh, 0, 1},
+      {MathFn::kAtan, -0.0f, -0.0f},
+      {MathFn::kAtan, kInf, 1.57079637f},
+      {MathFn::kAsin, -0.0f, -0.0f},
+      {MathFn::kAsin, 1.5f, kNan},
+      {MathFn::kAcos, 1, 0},
+      {MathFn::kAcos, -1.5f, kNan},
+      {MathFn::kAsinh, -0.0f, -0.0f},
+      {MathFn::kAsinh, -kInf, -kInf},
+      {MathFn::kAcosh, 1, 0},
+      {MathFn::kAcosh, 0.5f, kNan},
+      {MathFn::kAcosh, kInf, kInf},
+      {MathFn::kAtanh, 1, kInf},
+      {MathFn::kAtanh, -1, -kInf},
+      {MathFn::kAtanh, -0.0f, -0.0f},
+      {MathFn::kAtanh, 2, kNan},
   };
   for (const Sv& sv : table) {
     const float xs[] = {sv.x, kNan};
@@ -335,9 +408,10 @@ TEST_P(VectorMath, SpecialValues) {
   }
   // atan2's signed zeros and infinities (Annex F.9.1.4), beside the pairs the 4-ulp test runs.
   const float pi = 3.14159274f, pio2 = 1.57079637f, pio4 = 0.785398185f;
-  const float pairs[][3] = {{0.0f, 0.0f, 0.0f},   {-0.0f, 0.0f, -0.0f},  {0.0f, -0.0f, pi},  {-0.0f, -0.0f, -pi},
-                            {0.0f, -1, pi},       {-0.0f, -1, -pi},      {1, 0.0f, pio2},    {-1, -0.0f, -pio2},
-                            {kInf, kInf, pio4},   {-kInf, -kInf, -2.35619449f}, {1, kInf, 0},   {1, -kInf, pi}};
+  const float pairs[][3] = {
+      {0.0f, 0.0f, 0.0f}, {-0.0f, 0.0f, -0.0f}, {0.0f, -0.0f, pi},  {-0.0f, -0.0f, -pi}, {0.0f, -1, pi},
+      {-0.0f, -1, -pi},   {1, 0.0f, pio2},      {-1, -0.0f, -pio2}, {kInf, kInf, pio4},  {-kInf, -kInf, -2.35619449f},
+      {1, kInf, 0},       {1, -kInf, pi}};
   for (const auto& p : pairs) {
     float got = run(cc->kernels.at(MathFn::kAtan2), {p[0]}, {p[1]})[0];
     EXPECT_TRUE(got == p[2] && std::signbit(got) == std::signbit(p[2]))
@@ -345,12 +419,12 @@ TEST_P(VectorMath, SpecialValues) {
   }
   // pow's (Annex F.9.4.4), the ones a wrong sign or a 0 * inf would break.
   const float powPairs[][3] = {
-      {kNan, 0.0f, 1},     {kNan, -0.0f, 1},    {1, kNan, 1},         {-1, kInf, 1},       {-1, -kInf, 1},
-      {0.0f, -3, kInf},    {-0.0f, -3, -kInf},  {-0.0f, -2, kInf},    {-0.0f, -0.5f, kInf}, {-0.0f, 3, -0.0f},
-      {-0.0f, 2, 0.0f},    {0.0f, -kInf, kInf}, {0.5f, kInf, 0},      {2, kInf, kInf},     {0.5f, -kInf, kInf},
-      {-kInf, -3, -0.0f},  {-kInf, -2, 0.0f},   {-kInf, 3, -kInf},    {-kInf, 0.5f, kInf}, {kInf, -1, 0},
-      {-2, 0.5f, kNan},    {-2, 3, -8},         {-2, 2, 4},           {2, 128, kInf},      {2, -149, kDenormMin},
-      {2, -150, 0},        {-8, 1.0f / 3, kNan}, {kNan, 1, kNan},     {2, kNan, kNan},     {-1, 16777215, -1}};
+      {kNan, 0.0f, 1},    {kNan, -0.0f, 1},     {1, kNan, 1},      {-1, kInf, 1},        {-1, -kInf, 1},
+      {0.0f, -3, kInf},   {-0.0f, -3, -kInf},   {-0.0f, -2, kInf}, {-0.0f, -0.5f, kInf}, {-0.0f, 3, -0.0f},
+      {-0.0f, 2, 0.0f},   {0.0f, -kInf, kInf},  {0.5f, kInf, 0},   {2, kInf, kInf},      {0.5f, -kInf, kInf},
+      {-kInf, -3, -0.0f}, {-kInf, -2, 0.0f},    {-kInf, 3, -kInf}, {-kInf, 0.5f, kInf},  {kInf, -1, 0},
+      {-2, 0.5f, kNan},   {-2, 3, -8},          {-2, 2, 4},        {2, 128, kInf},       {2, -149, kDenormMin},
+      {2, -150, 0},       {-8, 1.0f / 3, kNan}, {kNan, 1, kNan},   {2, kNan, kNan},      {-1, 16777215, -1}};
   for (const auto& p : powPairs) {
     float got = run(cc->kernels.at(MathFn::kPow), {p[0]}, {p[1]})[0];
     bool same = std::isnan(p[2]) ? std::isnan(got) : (got == p[2] && std::signbit(got) == std::signbit(p[2]));
@@ -499,22 +573,29 @@ TEST(VectorMathExhaustive, EveryFloat) {
       n2 += over2[t];
     }
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("EXHAUSTIVE %-6s max %.3f ulp at x = %a (%.9g): got %.9g want %.9g; >1 ulp: %llu, >2 ulp: %llu "
-                "inputs (%.0f s, %u lanes)\n",
-                fc->name, w.ulp, w.x, w.x, w.got, w.want, static_cast<unsigned long long>(n1),
-                static_cast<unsigned long long>(n2), secs, cc->lanes);
+    std::printf(
+        "EXHAUSTIVE %-6s max %.3f ulp at x = %a (%.9g): got %.9g want %.9g; >1 ulp: %llu, >2 ulp: %llu "
+        "inputs (%.0f s, %u lanes)\n",
+        fc->name, w.ulp, w.x, w.x, w.got, w.want, static_cast<unsigned long long>(n1),
+        static_cast<unsigned long long>(n2), secs, cc->lanes);
     std::fflush(stdout);
     EXPECT_LE(w.ulp, 4.0) << fc->name;
   }
 }
 
-// ns per element of the 16-lane kernels against glibc's scalar f32 functions, one thread,
+void benchWidth(Compiled* cc);
+
+// ns per element of the 16-lane (and 8-lane) kernels against glibc's scalar f32 functions, one thread,
 // on 2^16 elements in cache. Off unless PLUGSDK_MATH_BENCH=1.
 TEST(VectorMathBench, Throughput) {
   const char* on = std::getenv("PLUGSDK_MATH_BENCH");
   if (on == nullptr || std::string(on) != "1") GTEST_SKIP() << "set PLUGSDK_MATH_BENCH=1";
-  Compiled* cc = compiled(0) != nullptr ? compiled(0) : compiled(1);
-  ASSERT_NE(cc, nullptr);
+  for (int which : {0, 1}) {
+    if (compiled(which) != nullptr) benchWidth(compiled(which));
+  }
+}
+
+void benchWidth(Compiled* cc) {
   const size_t n = 1 << 16;
   const int reps = 200;
   struct B {
