@@ -35,9 +35,9 @@ constexpr float kTrigFastLimit = 1.0e5f;
 class Emitter {
  public:
   Emitter(llvm::IRBuilderBase& b, llvm::Type* fty) : b_(b), fty_(fty) {
-    ity_ = fty->isVectorTy()
-               ? llvm::VectorType::get(b.getInt32Ty(), llvm::cast<llvm::VectorType>(fty)->getElementCount())
-               : static_cast<llvm::Type*>(b.getInt32Ty());
+    // Integers as wide as the elements (bit manipulation), i64 for double.
+    llvm::Type* it = fty->getScalarType()->isDoubleTy() ? b.getInt64Ty() : b.getInt32Ty();
+    ity_ = fty->isVectorTy() ? llvm::VectorType::get(it, llvm::cast<llvm::VectorType>(fty)->getElementCount()) : it;
   }
 
   llvm::IRBuilderBase& b() { return b_; }
@@ -78,8 +78,12 @@ class Emitter {
     return acc;
   }
 
-  /// 2^n for integer n in [-126, 127], built from its exponent bits.
-  Value* pow2i(Value* n) { return fromBits(b_.CreateShl(b_.CreateAdd(n, ci(127)), ci(23))); }
+  /// 2^n for integer n in [-126, 127] ([-1022, 1023] for double), from its exponent bits.
+  Value* pow2i(Value* n) {
+    if (isDouble()) return fromBits(b_.CreateShl(b_.CreateAdd(n, ci(1023)), ci(52)));
+    return fromBits(b_.CreateShl(b_.CreateAdd(n, ci(127)), ci(23)));
+  }
+  bool isDouble() const { return fty_->getScalarType()->isDoubleTy(); }
 
   /// p * 2^n for n in [-252, 254]: two multiplications by normal powers of two, so a
   /// denormal result is rounded once (a single 2^n would not exist below 2^-126).
@@ -432,6 +436,89 @@ class Emitter {
     return sel(one, c(1.0f), v);
   }
 
+  // ---- f64: the same reductions with double constants, and Taylor / atanh series long
+  // enough for a truncation below 2^-56 (no coefficients to trust but the series' own).
+
+  /// e^x = 2^n (1 + q) for x clamped to [-746, 710]: q = e^r - 1 by Taylor to r^13.
+  void expParts64(Value* x, Value** q, Value** n) {
+    x = max(min(x, c(710.0)), c(-746.0));
+    Value* nf = roundEven(mul(x, c(1.4426950408889634)));
+    Value* r = fma(nf, c(-6.93147180369123816490e-01), x);  // fdlibm's ln2 head: exact
+    r = fma(nf, c(-1.9082149292705877e-10), r);
+    Value* p = poly(r, {1.0 / 6227020800.0, 1.0 / 479001600.0, 1.0 / 39916800.0, 1.0 / 3628800.0, 1.0 / 362880.0,
+                        1.0 / 40320.0, 1.0 / 5040.0, 1.0 / 720.0, 1.0 / 120.0, 1.0 / 24.0, 1.0 / 6.0, 0.5});
+    *q = fma(mul(r, r), p, r);
+    *n = toInt(nf);
+  }
+  Value* exp64(Value* x) {
+    Value *q, *n;
+    expParts64(x, &q, &n);
+    return sel(isNan(x), x, scale(add(c(1.0), q), n));
+  }
+  Value* expm164(Value* x) {
+    Value *q, *n;
+    expParts64(max(min(x, c(709.8)), c(-40.0)), &q, &n);
+    Value* h = pow2i(b_.CreateSub(n, ci(1)));
+    Value* r = mul(c(2.0), fma(h, q, sub(h, c(0.5))));
+    return sel(b_.CreateOr(isNan(x), eq(x, c(0.0))), x, r);
+  }
+  /// log: x = 2^k m, m in [sqrt(1/2), sqrt(2)); log m = fdlibm's f - (f^2/2 - s (f^2/2 + R)),
+  /// s = f / (2 + f), R the atanh series in s^2 to s^22.
+  Value* log64(Value* x) {
+    Value* xs = sel(gt(x, c(0.0)), x, c(1.0));
+    Value* tiny = lt(xs, c(0x1p-1022));
+    xs = sel(tiny, mul(xs, c(0x1p54)), xs);
+    const int64_t sqrtHalf = 0x3fe6a09e667f3bcdLL;
+    Value* i = b_.CreateSub(bits(xs), ci64(sqrtHalf));
+    Value* k = b_.CreateAShr(i, ci(52));
+    k = sel(tiny, b_.CreateSub(k, ci(54)), k);
+    Value* m = fromBits(b_.CreateAdd(b_.CreateAnd(i, ci64(0x000fffffffffffffLL)), ci64(sqrtHalf)));
+    Value* f = sub(m, c(1.0));
+    Value* sv = div(f, add(c(2.0), f));
+    Value* z = mul(sv, sv);
+    Value* rr = mul(z, poly(z, {2.0 / 23, 2.0 / 21, 2.0 / 19, 2.0 / 17, 2.0 / 15, 2.0 / 13, 2.0 / 11, 2.0 / 9,
+                                2.0 / 7, 2.0 / 5, 2.0 / 3}));
+    Value* hfsq = mul(c(0.5), mul(f, f));
+    Value* kd = toFloat(k);
+    Value* inner = sub(hfsq, fma(sv, add(hfsq, rr), mul(kd, c(1.9082149292705877e-10))));
+    Value* r = fma(kd, c(6.93147180369123816490e-01), sub(f, inner));
+    Value* special = sel(eq(x, c(0.0)), c(-kInf), sel(eq(x, c(kInf)), x, c(__builtin_nan(""))));
+    return sel(b_.CreateAnd(gt(x, c(0.0)), lt(x, c(kInf))), r, special);
+  }
+  /// sin / cos: j = round(x 2/pi), r = x - j pi/2 (three doubles, FMA) for |x| <= 1e5, Taylor
+  /// series of sin and cos on |r| <= pi/4 (to r^19 and r^18); libm beyond.
+  Value* sinCos64(Value* x, bool cosine) {
+    Value* fast = le(abs(x), c(1.0e5));
+    Value* xs = sel(fast, x, c(0.0));
+    Value* jf = roundEven(mul(xs, c(0.6366197723675814)));
+    Value* r = fma(jf, c(-1.5707963267948966), xs);
+    r = fma(jf, c(-6.123233995736766e-17), r);
+    r = fma(jf, c(1.4973849048591698e-33), r);
+    Value* j = toInt(jf);
+    if (cosine) j = b_.CreateAdd(j, ci(1));
+    Value* z = mul(r, r);
+    Value* sp = poly(z, {1.0 / 121645100408832000.0, -1.0 / 355687428096000.0, 1.0 / 1307674368000.0,
+                         -1.0 / 6227020800.0, 1.0 / 39916800.0, -1.0 / 362880.0, 1.0 / 5040.0, -1.0 / 120.0,
+                         1.0 / 6.0});
+    Value* sn = fma(mul(r, z), neg(sp), r);
+    Value* cp = poly(z, {1.0 / 6402373705728000.0, -1.0 / 20922789888000.0, 1.0 / 87178291200.0,
+                         -1.0 / 479001600.0, 1.0 / 3628800.0, -1.0 / 40320.0, 1.0 / 720.0, -1.0 / 24.0});
+    Value* cs = add(c(1.0), fma(mul(z, z), neg(cp), mul(z, c(-0.5))));
+    Value* v = sel(b_.CreateICmpNE(b_.CreateAnd(j, ci(1)), ci(0)), cs, sn);
+    v = fromBits(b_.CreateXor(bits(v), b_.CreateShl(b_.CreateAnd(j, ci(2)), ci(62))));
+    if (!cosine) v = sel(eq(x, c(0.0)), x, v);
+    v = sel(fast, v, sub(x, x));
+    return slowLanes(v, x, nullptr, fast, cosine ? "cos" : "sin");
+  }
+  /// tanh(|x|) = expm1(2|x|) / (expm1(2|x|) + 2), 1 from 22.
+  Value* tanh64(Value* x) {
+    Value* a = abs(x);
+    Value* em = expm164(min(mul(a, c(2.0)), c(44.0)));
+    Value* t = sel(lt(a, c(22.0)), div(em, add(em, c(2.0))), c(1.0));
+    return sel(isNan(x), x, copySign(t, x));
+  }
+  Value* ci64(int64_t v) { return llvm::ConstantInt::get(ity_, static_cast<uint64_t>(v), true); }
+
   /// Lanes where `fast` is false and x is finite get libm's value (a rarely taken block).
   Value* slowLanes(Value* v, Value* x, Value* y, Value* fast, const char* libm) {
     Value* need = b_.CreateAnd(b_.CreateNot(fast), b_.CreateFCmpOLT(abs(x), c(kInf)));
@@ -457,10 +544,10 @@ class Emitter {
     b_.SetInsertPoint(cur);
     b_.CreateCondBr(any, slow, join, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
     b_.SetInsertPoint(slow);
-    llvm::Type* f32 = b_.getFloatTy();
+    llvm::Type* el = fty_->getScalarType();
     llvm::FunctionCallee callee =
-        m->getOrInsertFunction(libm, y != nullptr ? llvm::FunctionType::get(f32, {f32, f32}, false)
-                                                  : llvm::FunctionType::get(f32, {f32}, false));
+        m->getOrInsertFunction(libm, y != nullptr ? llvm::FunctionType::get(el, {el, el}, false)
+                                                  : llvm::FunctionType::get(el, {el}, false));
     Value* out = v;
     for (unsigned i = 0; i < lanes; ++i) {
       auto lane = [&](Value* w) { return lanes == 1 ? w : b_.CreateExtractElement(w, i); };
@@ -547,6 +634,22 @@ llvm::Value* emitMathF32(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x, llvm
       return e.pow(x, y);
   }
   return nullptr;
+}
+
+llvm::Value* emitMathF64(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x) {
+  if (x == nullptr || !x->getType()->getScalarType()->isDoubleTy()) return nullptr;
+  llvm::IRBuilderBase::FastMathFlagGuard keepFlags(b);
+  b.clearFastMathFlags();
+  Emitter e(b, x->getType());
+  switch (fn) {
+    case MathFn::kExp: return e.exp64(x);
+    case MathFn::kExpm1: return e.expm164(x);
+    case MathFn::kLog: return e.log64(x);
+    case MathFn::kSin: return e.sinCos64(x, false);
+    case MathFn::kCos: return e.sinCos64(x, true);
+    case MathFn::kTanh: return e.tanh64(x);
+    default: return nullptr;
+  }
 }
 
 }  // namespace plugsdk::cpu::codegen
