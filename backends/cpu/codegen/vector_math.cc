@@ -439,9 +439,10 @@ class Emitter {
   // ---- f64: the same reductions with double constants, and Taylor / atanh series long
   // enough for a truncation below 2^-56 (no coefficients to trust but the series' own).
 
-  /// e^x = 2^n (1 + q) for x clamped to [-746, 710]: q = e^r - 1 by Taylor to r^13.
+  /// e^x = 2^n (1 + q) for x clamped to [-746, 712] (past sinh and cosh overflow at 710.48):
+  /// q = e^r - 1 by Taylor to r^13.
   void expParts64(Value* x, Value** q, Value** n) {
-    x = max(min(x, c(710.0)), c(-746.0));
+    x = max(min(x, c(712.0)), c(-746.0));
     Value* nf = roundEven(mul(x, c(1.4426950408889634)));
     Value* r = fma(nf, c(-6.93147180369123816490e-01), x);  // fdlibm's ln2 head: exact
     r = fma(nf, c(-1.9082149292705877e-10), r);
@@ -463,9 +464,9 @@ class Emitter {
     return sel(b_.CreateOr(isNan(x), eq(x, c(0.0))), x, r);
   }
   /// log: x = 2^k m, m in [sqrt(1/2), sqrt(2)); log m = fdlibm's f - (f^2/2 - s (f^2/2 + R)),
-  /// s = f / (2 + f), R the atanh series in s^2 to s^22.
-  Value* log64(Value* x) {
-    Value* xs = sel(gt(x, c(0.0)), x, c(1.0));
+  /// s = f / (2 + f), R the atanh series in s^2 to s^22. For positive finite x; `corr` is
+  /// added to the small terms (log1p's rounding correction); `log2` scales by log2(e).
+  Value* logCore64(Value* xs, Value* corr, bool log2) {
     Value* tiny = lt(xs, c(0x1p-1022));
     xs = sel(tiny, mul(xs, c(0x1p54)), xs);
     const int64_t sqrtHalf = 0x3fe6a09e667f3bcdLL;
@@ -476,14 +477,49 @@ class Emitter {
     Value* f = sub(m, c(1.0));
     Value* sv = div(f, add(c(2.0), f));
     Value* z = mul(sv, sv);
-    Value* rr = mul(z, poly(z, {2.0 / 23, 2.0 / 21, 2.0 / 19, 2.0 / 17, 2.0 / 15, 2.0 / 13, 2.0 / 11, 2.0 / 9,
-                                2.0 / 7, 2.0 / 5, 2.0 / 3}));
+    Value* rr = mul(z, poly(z, {2.0 / 23, 2.0 / 21, 2.0 / 19, 2.0 / 17, 2.0 / 15, 2.0 / 13, 2.0 / 11, 2.0 / 9, 2.0 / 7,
+                                2.0 / 5, 2.0 / 3}));
     Value* hfsq = mul(c(0.5), mul(f, f));
     Value* kd = toFloat(k);
-    Value* inner = sub(hfsq, fma(sv, add(hfsq, rr), mul(kd, c(1.9082149292705877e-10))));
-    Value* r = fma(kd, c(6.93147180369123816490e-01), sub(f, inner));
-    Value* special = sel(eq(x, c(0.0)), c(-kInf), sel(eq(x, c(kInf)), x, c(__builtin_nan(""))));
-    return sel(b_.CreateAnd(gt(x, c(0.0)), lt(x, c(kInf))), r, special);
+    if (log2) {
+      Value* l = sub(f, sub(hfsq, fma(sv, add(hfsq, rr), corr != nullptr ? corr : c(0.0))));
+      return add(kd, fma(l, c(1.4426950408889634), mul(l, c(2.0355273740931033e-17))));
+    }
+    Value* small = mul(kd, c(1.9082149292705877e-10));
+    if (corr != nullptr) small = add(small, corr);
+    Value* inner = sub(hfsq, fma(sv, add(hfsq, rr), small));
+    return fma(kd, c(6.93147180369123816490e-01), sub(f, inner));
+  }
+  /// log's special values: below zeroAt (or NaN) NaN, at zeroAt -inf, inf -> inf.
+  Value* logSpecial64(Value* x, Value* finite, Value* zeroAt) {
+    Value* special = sel(eq(x, zeroAt), c(-kInf), sel(eq(x, c(kInf)), x, c(__builtin_nan(""))));
+    return sel(b_.CreateAnd(gt(x, zeroAt), lt(x, c(kInf))), finite, special);
+  }
+  Value* log64(Value* x, bool log2) {
+    return logSpecial64(x, logCore64(sel(gt(x, c(0.0)), x, c(1.0)), nullptr, log2), c(0.0));
+  }
+  /// log1p(x) = log(u) + c/u, u = 1 + x rounded, c = x - (u - 1) its rounding error.
+  Value* log1p64(Value* x) {
+    Value* xs = sel(gt(x, c(-1.0)), x, c(0.0));
+    Value* u = add(c(1.0), xs);
+    Value* corr = div(sub(xs, sub(u, c(1.0))), u);
+    Value* r = sel(eq(x, c(0.0)), x, logCore64(u, corr, false));
+    return logSpecial64(x, r, c(-1.0));
+  }
+  /// sinh, cosh: h = e^|x| / 2 as 2^(n-1) (1 + q); h -+ 1/(4h); sinh of |x| < 1 by Taylor to x^21.
+  Value* sinhCosh64(Value* x, bool cosine) {
+    Value* a = abs(x);
+    Value *q, *n;
+    expParts64(a, &q, &n);
+    Value* h = scale(add(c(1.0), q), b_.CreateSub(n, ci(1)));
+    Value* quarter = div(c(0.25), h);
+    if (cosine) return sel(isNan(x), x, add(h, quarter));
+    Value* t = mul(a, a);
+    Value* p = poly(
+        t, {1.0 / 51090942171709440000.0, 1.0 / 121645100408832000.0, 1.0 / 355687428096000.0, 1.0 / 1307674368000.0,
+            1.0 / 6227020800.0, 1.0 / 39916800.0, 1.0 / 362880.0, 1.0 / 5040.0, 1.0 / 120.0, 1.0 / 6.0});
+    Value* v = sel(lt(a, c(1.0)), fma(mul(a, t), p, a), sub(h, quarter));
+    return sel(isNan(x), x, copySign(v, x));
   }
   /// sin / cos: j = round(x 2/pi), r = x - j pi/2 (three doubles, FMA) for |x| <= 1e5, Taylor
   /// series of sin and cos on |r| <= pi/4 (to r^19 and r^18); libm beyond.
@@ -497,12 +533,12 @@ class Emitter {
     Value* j = toInt(jf);
     if (cosine) j = b_.CreateAdd(j, ci(1));
     Value* z = mul(r, r);
-    Value* sp = poly(z, {1.0 / 121645100408832000.0, -1.0 / 355687428096000.0, 1.0 / 1307674368000.0,
-                         -1.0 / 6227020800.0, 1.0 / 39916800.0, -1.0 / 362880.0, 1.0 / 5040.0, -1.0 / 120.0,
-                         1.0 / 6.0});
+    Value* sp =
+        poly(z, {1.0 / 121645100408832000.0, -1.0 / 355687428096000.0, 1.0 / 1307674368000.0, -1.0 / 6227020800.0,
+                 1.0 / 39916800.0, -1.0 / 362880.0, 1.0 / 5040.0, -1.0 / 120.0, 1.0 / 6.0});
     Value* sn = fma(mul(r, z), neg(sp), r);
-    Value* cp = poly(z, {1.0 / 6402373705728000.0, -1.0 / 20922789888000.0, 1.0 / 87178291200.0,
-                         -1.0 / 479001600.0, 1.0 / 3628800.0, -1.0 / 40320.0, 1.0 / 720.0, -1.0 / 24.0});
+    Value* cp = poly(z, {1.0 / 6402373705728000.0, -1.0 / 20922789888000.0, 1.0 / 87178291200.0, -1.0 / 479001600.0,
+                         1.0 / 3628800.0, -1.0 / 40320.0, 1.0 / 720.0, -1.0 / 24.0});
     Value* cs = add(c(1.0), fma(mul(z, z), neg(cp), mul(z, c(-0.5))));
     Value* v = sel(b_.CreateICmpNE(b_.CreateAnd(j, ci(1)), ci(0)), cs, sn);
     v = fromBits(b_.CreateXor(bits(v), b_.CreateShl(b_.CreateAnd(j, ci(2)), ci(62))));
@@ -545,9 +581,8 @@ class Emitter {
     b_.CreateCondBr(any, slow, join, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
     b_.SetInsertPoint(slow);
     llvm::Type* el = fty_->getScalarType();
-    llvm::FunctionCallee callee =
-        m->getOrInsertFunction(libm, y != nullptr ? llvm::FunctionType::get(el, {el, el}, false)
-                                                  : llvm::FunctionType::get(el, {el}, false));
+    llvm::FunctionCallee callee = m->getOrInsertFunction(
+        libm, y != nullptr ? llvm::FunctionType::get(el, {el, el}, false) : llvm::FunctionType::get(el, {el}, false));
     Value* out = v;
     for (unsigned i = 0; i < lanes; ++i) {
       auto lane = [&](Value* w) { return lanes == 1 ? w : b_.CreateExtractElement(w, i); };
@@ -644,7 +679,11 @@ llvm::Value* emitMathF64(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x) {
   switch (fn) {
     case MathFn::kExp: return e.exp64(x);
     case MathFn::kExpm1: return e.expm164(x);
-    case MathFn::kLog: return e.log64(x);
+    case MathFn::kLog: return e.log64(x, false);
+    case MathFn::kLog2: return e.log64(x, true);
+    case MathFn::kLog1p: return e.log1p64(x);
+    case MathFn::kSinh: return e.sinhCosh64(x, false);
+    case MathFn::kCosh: return e.sinhCosh64(x, true);
     case MathFn::kSin: return e.sinCos64(x, false);
     case MathFn::kCos: return e.sinCos64(x, true);
     case MathFn::kTanh: return e.tanh64(x);

@@ -1,4 +1,5 @@
-// Accuracy of the f64 math functions (emitMathF64: exp, expm1, log, sin, cos, tanh) against
+// Accuracy of the f64 math functions (emitMathF64: exp, expm1, log, log1p, log2, sin, cos,
+// tanh, sinh, cosh) against
 // the x87 long double libm (64-bit significand) rounded to double, at 8 lanes (AVX-512),
 // 4 lanes (an AVX2 target) and 1 lane: special values, thresholds, the doubles nearest
 // k pi/2, and 2^20 random and dense-grid inputs per function; at most 4 ulp, the special
@@ -9,9 +10,11 @@
 #include <llvm/IR/Module.h>
 
 #include <bit>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -47,6 +50,10 @@ const std::vector<Fn64>& cases64() {
       {MathFn::kSin, "sin", ::sinl, -100, 100, {1e5, -1e5, 3.141592653589793, 1.5707963267948966, 1e-300}},
       {MathFn::kCos, "cos", ::cosl, -100, 100, {1e5, -1e5, 3.141592653589793, 1.5707963267948966, 1e-300}},
       {MathFn::kTanh, "tanh", ::tanhl, -10, 10, {22, -22, 0.625, 1e-10, 19.06}},
+      {MathFn::kLog1p, "log1p", ::log1pl, -0.999, 1e3, {-1, -0.2928932188134524, 0.41421356237309515, 1e-20}},
+      {MathFn::kLog2, "log2", ::log2l, 1e-3, 1e3, {0.7071067811865476, 1.4142135623730951, 1, 2, 1024, 4.9e-324}},
+      {MathFn::kSinh, "sinh", ::sinhl, -10, 10, {1, -1, 710.4758600739439, -710.4758600739439, 709.78}},
+      {MathFn::kCosh, "cosh", ::coshl, -10, 10, {710.4758600739439, -710.4758600739439, 709.78, 1e-8}},
   };
   return all;
 }
@@ -82,8 +89,8 @@ void buildKernel64(llvm::Module& m, const std::string& name, MathFn fn, unsigned
   auto* entry = llvm::BasicBlock::Create(c, "entry", f);
   auto* loop = llvm::BasicBlock::Create(c, "loop", f);
   auto* done = llvm::BasicBlock::Create(c, "done", f);
-  llvm::Type* vt = lanes == 1 ? b.getDoubleTy()
-                              : static_cast<llvm::Type*>(llvm::FixedVectorType::get(b.getDoubleTy(), lanes));
+  llvm::Type* vt =
+      lanes == 1 ? b.getDoubleTy() : static_cast<llvm::Type*>(llvm::FixedVectorType::get(b.getDoubleTy(), lanes));
   b.SetInsertPoint(entry);
   b.CreateCondBr(b.CreateICmpSGT(f->getArg(2), b.getInt64(0)), loop, done);
   b.SetInsertPoint(loop);
@@ -145,8 +152,8 @@ std::vector<double> run64(Kernel k, std::vector<double> x) {
 }
 
 std::vector<double> inputs64(const Fn64& fc) {
-  std::vector<double> x = {0.0,    -0.0,    kInf,    -kInf,    kNan,    4.9e-324, -4.9e-324, 2.2250738585072014e-308,
-                           -1e-310, 1.7e308, -1.7e308, 1,      -1,      0.5,      -0.5,      2};
+  std::vector<double> x = {0.0,     -0.0,    kInf,     -kInf, kNan, 4.9e-324, -4.9e-324, 2.2250738585072014e-308,
+                           -1e-310, 1.7e308, -1.7e308, 1,     -1,   0.5,      -0.5,      2};
   for (double bnd : fc.boundaries) {
     double up = bnd, down = bnd;
     for (int i = 0; i < 8; ++i) {
@@ -201,14 +208,42 @@ TEST_P(VectorMathF64, SpecialValues) {
     double x, want;
   };
   const Sv table[] = {
-      {MathFn::kExp, -kInf, 0},     {MathFn::kExp, kInf, kInf},     {MathFn::kExp, 710, kInf},
-      {MathFn::kExp, -746, 0},      {MathFn::kExp, kNan, kNan},     {MathFn::kExpm1, -0.0, -0.0},
-      {MathFn::kExpm1, -kInf, -1},  {MathFn::kExpm1, kInf, kInf},   {MathFn::kLog, 0, -kInf},
-      {MathFn::kLog, -0.0, -kInf},  {MathFn::kLog, -1, kNan},       {MathFn::kLog, kInf, kInf},
-      {MathFn::kLog, 1, 0},         {MathFn::kLog, kNan, kNan},     {MathFn::kSin, kInf, kNan},
-      {MathFn::kSin, -0.0, -0.0},   {MathFn::kCos, -kInf, kNan},    {MathFn::kCos, -0.0, 1},
-      {MathFn::kTanh, kInf, 1},     {MathFn::kTanh, -kInf, -1},     {MathFn::kTanh, -0.0, -0.0},
-      {MathFn::kTanh, kNan, kNan},  {MathFn::kSin, 1e300, std::sin(1e300)},
+      {MathFn::kExp, -kInf, 0},
+      {MathFn::kExp, kInf, kInf},
+      {MathFn::kExp, 710, kInf},
+      {MathFn::kExp, -746, 0},
+      {MathFn::kExp, kNan, kNan},
+      {MathFn::kExpm1, -0.0, -0.0},
+      {MathFn::kExpm1, -kInf, -1},
+      {MathFn::kExpm1, kInf, kInf},
+      {MathFn::kLog, 0, -kInf},
+      {MathFn::kLog, -0.0, -kInf},
+      {MathFn::kLog, -1, kNan},
+      {MathFn::kLog, kInf, kInf},
+      {MathFn::kLog, 1, 0},
+      {MathFn::kLog, kNan, kNan},
+      {MathFn::kSin, kInf, kNan},
+      {MathFn::kSin, -0.0, -0.0},
+      {MathFn::kCos, -kInf, kNan},
+      {MathFn::kCos, -0.0, 1},
+      {MathFn::kTanh, kInf, 1},
+      {MathFn::kTanh, -kInf, -1},
+      {MathFn::kTanh, -0.0, -0.0},
+      {MathFn::kTanh, kNan, kNan},
+      {MathFn::kSin, 1e300, std::sin(1e300)},
+      {MathFn::kLog1p, -1, -kInf},
+      {MathFn::kLog1p, -0.0, -0.0},
+      {MathFn::kLog1p, -2, kNan},
+      {MathFn::kLog1p, kInf, kInf},
+      {MathFn::kLog2, 1024, 10},
+      {MathFn::kLog2, 4.9e-324, -1074},
+      {MathFn::kLog2, 0, -kInf},
+      {MathFn::kSinh, -0.0, -0.0},
+      {MathFn::kSinh, -kInf, -kInf},
+      {MathFn::kSinh, 711, kInf},
+      {MathFn::kCosh, -kInf, kInf},
+      {MathFn::kCosh, 0, 1},
+      {MathFn::kCosh, kNan, kNan},
   };
   for (const Sv& sv : table) {
     double got = run64(cc->kernels.at(sv.fn), {sv.x})[0];
@@ -224,6 +259,48 @@ TEST_P(VectorMathF64, SpecialValues) {
   b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", f));
   EXPECT_EQ(codegen::emitMathF64(b, MathFn::kErf, f->getArg(0)), nullptr);
   EXPECT_EQ(codegen::emitMathF64(b, MathFn::kExp, f->getArg(1)), nullptr);
+}
+
+// ns per element at 8 lanes against glibc's scalar double functions (PLUGSDK_MATH_BENCH=1).
+TEST(VectorMathF64Bench, Throughput) {
+  const char* on = std::getenv("PLUGSDK_MATH_BENCH");
+  if (on == nullptr || std::string(on) != "1") GTEST_SKIP() << "set PLUGSDK_MATH_BENCH=1";
+  Compiled64* cc = compiled64(0) != nullptr ? compiled64(0) : compiled64(1);
+  ASSERT_NE(cc, nullptr);
+  struct B {
+    MathFn fn;
+    const char* name;
+    double (*libm)(double);
+    double lo, hi;
+  };
+  const B benches[] = {{MathFn::kExp, "exp", ::exp, -700, 700},
+                       {MathFn::kLog, "log", ::log, 1e-3, 1e3},
+                       {MathFn::kSin, "sin", ::sin, -100, 100},
+                       {MathFn::kCos, "cos", ::cos, -100, 100},
+                       {MathFn::kTanh, "tanh", ::tanh, -5, 5}};
+  const size_t n = 1 << 15;
+  const int reps = 200;
+  for (const B& bench : benches) {
+    std::mt19937_64 rng(7);
+    std::uniform_real_distribution<double> d(bench.lo, bench.hi);
+    std::vector<double> x(n), out(n);
+    for (double& v : x) v = d(rng);
+    Kernel k = cc->kernels.at(bench.fn);
+    k(x.data(), out.data(), n);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int r = 0; r < reps; ++r) k(x.data(), out.data(), n);
+    auto t1 = std::chrono::steady_clock::now();
+    double (*volatile lib)(double) = bench.libm;
+    for (int r = 0; r < reps; ++r) {
+      for (size_t i = 0; i < n; ++i) out[i] = lib(x[i]);
+    }
+    auto t2 = std::chrono::steady_clock::now();
+    double vec = std::chrono::duration<double, std::nano>(t1 - t0).count() / (double(n) * reps);
+    double sca = std::chrono::duration<double, std::nano>(t2 - t1).count() / (double(n) * reps);
+    std::printf("BENCH f64 %-5s %u lanes: %.3f ns/element; glibc %s scalar: %.3f ns/element (%.1fx)\n", bench.name,
+                cc->lanes, vec, bench.name, sca, sca / vec);
+    EXPECT_GT(sca, 0);
+  }
 }
 
 std::string widthName64(const ::testing::TestParamInfo<int>& info) {
