@@ -1,6 +1,7 @@
-// The f32 math functions of vector_math.h as LLVM IR. Each function is range reduction to a
-// small interval, a polynomial there (Horner with FMA; coefficients are Cephes' published
-// single-precision ones or our own minimax fits, see docs/cpu-math.md), and reconstruction;
+// The math functions of vector_math.h as LLVM IR (f32, and the f64 subset). Each function is
+// range reduction to a small interval, a polynomial there (Horner with FMA; f32 coefficients
+// are Cephes' published single-precision ones or our own minimax fits, f64 ones the Taylor
+// series, see docs/cpu-math.md), and reconstruction;
 // the special values are selected at the end, so the common path has no branches. Scaling by
 // 2^n is done in two multiplications so results in the denormal range are rounded once.
 #include "backends/cpu/codegen/vector_math.h"
@@ -40,7 +41,6 @@ class Emitter {
     ity_ = fty->isVectorTy() ? llvm::VectorType::get(it, llvm::cast<llvm::VectorType>(fty)->getElementCount()) : it;
   }
 
-  llvm::IRBuilderBase& b() { return b_; }
   llvm::Type* fty() const { return fty_; }
 
   Value* c(double v) { return llvm::ConstantFP::get(fty_, v); }  // rounded to the type
