@@ -16,6 +16,7 @@
 #include <atomic>
 #include <bit>
 #include <chrono>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -438,6 +439,17 @@ std::string widthName(const ::testing::TestParamInfo<int>& info) {
 }
 INSTANTIATE_TEST_SUITE_P(Widths, VectorMath, ::testing::Values(0, 1, 2), widthName);
 
+/// Whether `text` mentions `name` as a whole symbol (not inside a longer identifier).
+bool namesSymbol(const std::string& text, const std::string& name) {
+  auto ident = [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '_'; };
+  for (size_t p = text.find(name); p != std::string::npos; p = text.find(name, p + 1)) {
+    bool before = p > 0 && ident(text[p - 1]);
+    bool after = p + name.size() < text.size() && ident(text[p + name.size()]);
+    if (!before && !after) return true;
+  }
+  return false;
+}
+
 // The generated code really is vectorized at the width asked for, and calls no libm on the
 // fast path: the AVX2 build has no zmm register, the AVX-512 build uses them, and only the
 // trigonometric slow paths name a libm function.
@@ -447,11 +459,10 @@ TEST(VectorMathCode, VectorWidthAndNoLibmCalls) {
     if (cc == nullptr) continue;
     ASSERT_FALSE(cc->assembly.empty());
     EXPECT_EQ(cc->assembly.find("zmm") != std::string::npos, cc->lanes == 16);
-    for (const char* fn : {"expf", "logf", "tanhf", "erff", "expm1f", "log1pf", "atanf"}) {
-      EXPECT_EQ(cc->assembly.find(std::string(fn) + "@"), std::string::npos) << fn;
-      EXPECT_EQ(cc->assembly.find(std::string("call\t") + fn), std::string::npos) << fn;
+    for (const char* fn : {"expf", "logf", "tanhf", "erff", "expm1f", "log1pf", "atanf", "powf", "atan2f"}) {
+      EXPECT_FALSE(namesSymbol(cc->assembly, fn)) << fn;
     }
-    EXPECT_NE(cc->assembly.find("sinf"), std::string::npos);  // the slow path of sin
+    EXPECT_TRUE(namesSymbol(cc->assembly, "sinf"));  // the slow path of sin (so the search works)
   }
 }
 
