@@ -51,7 +51,7 @@ const char* libmNameF32(MathFn fn);
 /// `fn` has no inline implementation (the caller then calls libm per lane).
 llvm::Value* emitMathF32(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x, llvm::Value* y = nullptr);
 
-/// The f64 counterpart, for exp, expm1, log, log1p, log2, sin, cos, tanh, sinh and cosh (`x` of type double or
+/// The f64 counterpart, for exp, expm1, log, log1p, log2, sin, cos, tanh, sinh, cosh and erf (`x` of type double or
 /// <N x double>; within 4 ulp on the tests of docs/cpu-math.md, the same special values;
 /// sin and cos of |x| > 1e5 call libm's sin/cos for those lanes). nullptr for every other
 /// function and for non-double values: the caller calls libm per lane.
