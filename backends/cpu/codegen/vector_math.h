@@ -1,0 +1,60 @@
+// Vectorized f32 math functions emitted as LLVM IR for the CPU backend's code generator:
+// exp, log, tanh, erf, sin, cos and their relatives as range reduction + minimax polynomial
+// on whole vectors (FMA, no table lookups, no libm calls on the common path), so a fused
+// elementwise kernel stays vectorized through its transcendentals. Accuracy (measured over
+// every f32 input) and the special values are documented in docs/cpu-math.md.
+#pragma once
+
+namespace llvm {
+class IRBuilderBase;
+class Value;
+}  // namespace llvm
+
+namespace plugsdk::cpu::codegen {
+
+/// The math prims with an f32 lowering here (the kernel IR's transcendental prims).
+enum class MathFn {
+  kExp,
+  kExpm1,
+  kLog,
+  kLog1p,
+  kLog2,
+  kSin,
+  kCos,
+  kTan,
+  kTanh,
+  kErf,
+  kSinh,
+  kCosh,
+  kAtan,
+  kAsin,
+  kAcos,
+  kAsinh,
+  kAcosh,
+  kAtanh,
+  kAtan2,
+  kPow,
+};
+
+/// The C library name of `fn`'s f32 function ("expf", "atan2f"): what the caller calls per
+/// lane when emitMathF32 returns nullptr, and what the slow paths call.
+const char* libmNameF32(MathFn fn);
+
+/// Emits fn(x) (fn(x, y) for atan2 and pow: atan2(x, y) is C's atan2f(x, y), pow(x, y) is
+/// powf(x, y)) on `x` of type float or <N x float> at the builder's insertion point, and
+/// returns the result (same type). Within 4 ulp of the correctly rounded result for every
+/// input (the table in docs/cpu-math.md), with C99 Annex F special values, signed zeros and
+/// denormals. Common inputs are branch-free; sin, cos and tan of |x| > 1e5 call the libm
+/// function for those lanes in a rarely taken block, so this may split the current basic
+/// block (the insertion point is left after the emitted code, in the join block). The
+/// builder's fast-math flags are ignored (cleared while emitting). Returns nullptr when
+/// `fn` has no inline implementation (the caller then calls libm per lane).
+llvm::Value* emitMathF32(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x, llvm::Value* y = nullptr);
+
+/// The f64 counterpart, for exp, expm1, log, log1p, log2, sin, cos, tanh, sinh, cosh and erf (`x` of type double or
+/// <N x double>; within 4 ulp on the tests of docs/cpu-math.md, the same special values;
+/// sin and cos of |x| > 1e5 call libm's sin/cos for those lanes). nullptr for every other
+/// function and for non-double values: the caller calls libm per lane.
+llvm::Value* emitMathF64(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x);
+
+}  // namespace plugsdk::cpu::codegen
