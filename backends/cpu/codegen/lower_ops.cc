@@ -8,6 +8,7 @@
 
 #include "backends/cpu/codegen/frame.h"
 #include "backends/cpu/codegen/lowering.h"
+#include "backends/cpu/codegen/vector_math.h"
 
 namespace plugsdk::cpu::codegen {
 
@@ -40,6 +41,33 @@ const char* libmName(uint32_t op) {
     case PLUGSDK_OP_POW: return "pow";
     case PLUGSDK_OP_ATAN2: return "atan2";
     default: return nullptr;
+  }
+}
+
+/// The vectorized math function of an op (vector_math.h), if it has one.
+std::optional<MathFn> mathFn(uint32_t op) {
+  switch (op) {
+    case PLUGSDK_OP_EXP: return MathFn::kExp;
+    case PLUGSDK_OP_EXPM1: return MathFn::kExpm1;
+    case PLUGSDK_OP_LOG: return MathFn::kLog;
+    case PLUGSDK_OP_LOG1P: return MathFn::kLog1p;
+    case PLUGSDK_OP_LOG2: return MathFn::kLog2;
+    case PLUGSDK_OP_SIN: return MathFn::kSin;
+    case PLUGSDK_OP_COS: return MathFn::kCos;
+    case PLUGSDK_OP_TAN: return MathFn::kTan;
+    case PLUGSDK_OP_ASIN: return MathFn::kAsin;
+    case PLUGSDK_OP_ACOS: return MathFn::kAcos;
+    case PLUGSDK_OP_ATAN: return MathFn::kAtan;
+    case PLUGSDK_OP_SINH: return MathFn::kSinh;
+    case PLUGSDK_OP_COSH: return MathFn::kCosh;
+    case PLUGSDK_OP_TANH: return MathFn::kTanh;
+    case PLUGSDK_OP_ASINH: return MathFn::kAsinh;
+    case PLUGSDK_OP_ACOSH: return MathFn::kAcosh;
+    case PLUGSDK_OP_ATANH: return MathFn::kAtanh;
+    case PLUGSDK_OP_ERF: return MathFn::kErf;
+    case PLUGSDK_OP_POW: return MathFn::kPow;
+    case PLUGSDK_OP_ATAN2: return MathFn::kAtan2;
+    default: return std::nullopt;
   }
 }
 
@@ -97,6 +125,19 @@ llvm::Value* KernelLowering::callLibm(const char* name, llvm::Type* t, llvm::Arr
     out = b_.CreateInsertElement(out, b_.CreateCall(f, la), lane);
   }
   return out;
+}
+
+llvm::Value* KernelLowering::math(uint32_t op, llvm::Value* a, llvm::Value* b) {
+  // Inline polynomials where vector_math has them (f32: all; f64: a subset), else libm per lane.
+  if (std::optional<MathFn> fn = mathFn(op)) {
+    llvm::Value* v = nullptr;
+    if (a->getType()->getScalarType()->isFloatTy())
+      v = emitMathF32(b_, *fn, a, b);
+    else if (!b)
+      v = emitMathF64(b_, *fn, a);
+    if (v) return v;
+  }
+  return b ? callLibm(libmName(op), a->getType(), {a, b}) : callLibm(libmName(op), a->getType(), {a});
 }
 
 llvm::Value* KernelLowering::maxMin(llvm::Value* a, llvm::Value* b, uint32_t dtype, bool isMax) {
@@ -190,7 +231,7 @@ sdk::StatusOr<Val> KernelLowering::scalarOp(const plugsdk_stmt_t& s, size_t pos,
       break;
     case PLUGSDK_OP_POW:
       if (fp) {
-        v = callLibm("pow", t, {a, b});
+        v = math(s.op, a, b);
       } else {
         // Square and multiply over the exponent's bits; a negative exponent gives 0 unless |a| = 1.
         const unsigned bits = t->getScalarSizeInBits();
@@ -226,7 +267,7 @@ sdk::StatusOr<Val> KernelLowering::scalarOp(const plugsdk_stmt_t& s, size_t pos,
       const char* name = libmName(s.op);
       if (!name) return fail(pos, "elementwise op " + std::to_string(s.op) + " is unknown to this backend");
       if (!fp) return fail(pos, std::string(name) + " of a non-floating dtype");
-      v = b ? callLibm(name, t, {a, b}) : callLibm(name, t, {a});
+      v = math(s.op, a, b);
     }
   }
   if (fp && v->getType()->getScalarType()->isFloatingPointTy()) v = roundTo(v, s.dtype);

@@ -131,6 +131,9 @@ class KernelLowering {
   /// The f16 / bf16 rounding of an f32 register value (identity for other dtypes).
   llvm::Value* roundTo(llvm::Value* v, uint32_t dtype);
   llvm::Value* callLibm(const char* name, llvm::Type* t, llvm::ArrayRef<llvm::Value*> args);
+  /// A transcendental op (exp ... erf, pow, atan2) on float or double scalars or vectors:
+  /// vectorized polynomials (vector_math.h) where there are, libm per lane otherwise.
+  llvm::Value* math(uint32_t op, llvm::Value* a, llvm::Value* b);
   llvm::Value* maxMin(llvm::Value* a, llvm::Value* b, uint32_t dtype, bool isMax);
   llvm::Value* intDivRem(uint32_t op, llvm::Value* a, llvm::Value* b, uint32_t dtype, Region& r);
 
