@@ -80,14 +80,22 @@ int run(int argc, char** argv) {
   int reps = 7, unroll = -1, pfb = -1;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
-    if (a == "--isa") isaName = v;
-    else if (a == "--shape") shapeArg = v;
-    else if (a == "--mc") blocking.mc = std::stoll(v);
-    else if (a == "--kc") blocking.kc = std::stoll(v);
-    else if (a == "--nc") blocking.nc = std::stoll(v);
-    else if (a == "--reps") reps = std::stoi(v);
-    else if (a == "--unroll") unroll = std::stoi(v);
-    else if (a == "--pfb") pfb = std::stoi(v);
+    if (a == "--isa")
+      isaName = v;
+    else if (a == "--shape")
+      shapeArg = v;
+    else if (a == "--mc")
+      blocking.mc = std::stoll(v);
+    else if (a == "--kc")
+      blocking.kc = std::stoll(v);
+    else if (a == "--nc")
+      blocking.nc = std::stoll(v);
+    else if (a == "--reps")
+      reps = std::stoi(v);
+    else if (a == "--unroll")
+      unroll = std::stoi(v);
+    else if (a == "--pfb")
+      pfb = std::stoi(v);
     else {
       std::fprintf(stderr, "unknown option %s\n", a.c_str());
       return 2;
@@ -106,12 +114,13 @@ int run(int argc, char** argv) {
   if (!kernels.isOk()) return std::fprintf(stderr, "%s\n", kernels.status().message().c_str()), 1;
   const double buildMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   GemmBlocking def = defaultGemmBlocking(*kernels);
-  std::printf("plugsdk GEMM: ISA %s, micro-kernel %dx%d (unroll %d, B prefetch %d), blocking MC %lld KC %lld NC %lld, "
-              "built in %.1f ms\n",
-              std::string(isa->name()).c_str(), shape.mr, shape.nr, shape.unroll, shape.prefetchB,
-              static_cast<long long>(blocking.mc ? blocking.mc : def.mc),
-              static_cast<long long>(blocking.kc ? blocking.kc : def.kc),
-              static_cast<long long>(blocking.nc ? blocking.nc : def.nc), buildMs);
+  std::printf(
+      "plugsdk GEMM: ISA %s, micro-kernel %dx%d (unroll %d, B prefetch %d), blocking MC %lld KC %lld NC %lld, "
+      "built in %.1f ms\n",
+      std::string(isa->name()).c_str(), shape.mr, shape.nr, shape.unroll, shape.prefetchB,
+      static_cast<long long>(blocking.mc ? blocking.mc : def.mc),
+      static_cast<long long>(blocking.kc ? blocking.kc : def.kc),
+      static_cast<long long>(blocking.nc ? blocking.nc : def.nc), buildMs);
   OpenBlas blas;
   const bool haveBlas = blas.load();
   if (!haveBlas) std::printf("(libopenblas.so.0 not found: no comparison)\n");
@@ -158,20 +167,25 @@ int run(int argc, char** argv) {
           for (int64_t i = m0; i < m1; ++i)
             for (int64_t j = n0; j < n1; ++j) c[i * cs.n + j] = std::max(c[i * cs.n + j] + bias[j], 0.0f);
         };
-      const double ours = medianSeconds(reps, [&] {
-                            for (int r = 0; r < innerReps; ++r) (void)gemm(*kernels, p, o);
-                          }) / innerReps;
+      const double ours = medianSeconds(reps,
+                                        [&] {
+                                          for (int r = 0; r < innerReps; ++r) (void)gemm(*kernels, p, o);
+                                        }) /
+                          innerReps;
       double theirs = 0;
       if (haveBlas) {
         blas.setThreads(threads);
-        theirs = medianSeconds(reps, [&] {
-                   for (int r = 0; r < innerReps; ++r) {
-                     blas.sgemm(kRowMajor, kNoTrans, cs.linear ? kTrans : kNoTrans, cs.m, cs.n, cs.k, 1.0f, a.data(),
-                                cs.k, b.data(), cs.linear ? cs.k : cs.n, 0.0f, c.data(), cs.n);
-                     if (cs.linear)  // the same epilogue, as a separate pass (what eager torch does)
-                       for (int64_t i = 0; i < cs.m * cs.n; ++i) c[i] = std::max(c[i] + bias[i % cs.n], 0.0f);
-                   }
-                 }) / innerReps;
+        theirs =
+            medianSeconds(reps,
+                          [&] {
+                            for (int r = 0; r < innerReps; ++r) {
+                              blas.sgemm(kRowMajor, kNoTrans, cs.linear ? kTrans : kNoTrans, cs.m, cs.n, cs.k, 1.0f,
+                                         a.data(), cs.k, b.data(), cs.linear ? cs.k : cs.n, 0.0f, c.data(), cs.n);
+                              if (cs.linear)  // the same epilogue, as a separate pass (what eager torch does)
+                                for (int64_t i = 0; i < cs.m * cs.n; ++i) c[i] = std::max(c[i] + bias[i % cs.n], 0.0f);
+                            }
+                          }) /
+            innerReps;
       }
       std::printf("| %s | %d | %.1f | %.1f | %.2f | %.3f |\n", cs.name, threads, flops / ours * 1e-9,
                   theirs > 0 ? flops / theirs * 1e-9 : 0.0, theirs > 0 ? theirs / ours : 0.0, ours * 1e3);
