@@ -91,7 +91,11 @@ void packPanel(const typename E::T* src, int64_t sI, int64_t sK, int rows, int w
     for (; k < depth; ++k) {
       const typename E::T* s = src + k * sK;
       float* d = dst + k * w;
-      for (int i = 0; i < rows; ++i) d[i] = E::get(s[i]);
+      if constexpr (std::is_same_v<E, F32>) {
+        std::memcpy(d, s, sizeof(float) * rows);  // -O2 does not vectorize a runtime-length loop
+      } else {
+        for (int i = 0; i < rows; ++i) d[i] = E::get(s[i]);
+      }
       for (int i = rows; i < w; ++i) d[i] = 0.0f;
     }
     return;
