@@ -268,7 +268,8 @@ void planTiles(Plan& pl, int threads) {
   pl.tm = roundUp(std::max<int64_t>(p.m, 1), mr);
   pl.tn = roundUp(std::max<int64_t>(p.n, 1), nr);
   const double minTaskMacs = 1 << 20;
-  const int64_t wanted = threads > 1 ? 2 * threads : 1;
+  const int64_t perThread = pl.o->tasksPerThread > 0 ? pl.o->tasksPerThread : 2;
+  const int64_t wanted = threads > 1 ? perThread * threads : 1;
   auto tasks = [&] { return p.batch * ceilDiv(p.m, pl.tm) * ceilDiv(p.n, pl.tn); };
   while (tasks() < wanted) {
     const bool cutN = pl.tn >= pl.tm ? pl.tn > nr : pl.tm <= mr;

@@ -4,7 +4,7 @@
 // its bias + ReLU epilogue fused through the block callback), 512^3 and 64^3, on 1 and 2
 // threads; medians of several repetitions after warm-up. Then the whole MLP (4 layers).
 //   cpu_gemm_bench [--isa avx512|avx2|scalar] [--shape MRxNR] [--unroll U] [--pfb D]
-//                  [--mc N] [--kc N] [--nc N] [--reps N]
+//                  [--mc N] [--kc N] [--nc N] [--tpt TASKS_PER_THREAD] [--reps N]
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -15,6 +15,8 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include <tbb/task_arena.h>
@@ -47,17 +49,25 @@ struct OpenBlas {
   }
 };
 
-double medianSeconds(int reps, const std::function<void()>& f) {
-  f();  // warm-up: page faults, thread start, caches
-  f();
-  std::vector<double> t;
-  for (int r = 0; r < reps; ++r) {
+/// Medians of `reps` timed runs of f and of g, alternated (so a noisy neighbour on this
+/// shared machine hits both alike), after two warm-up runs of each. A short pause before
+/// each run lets the other library's idle threads stop spinning (OpenMP spins after a
+/// parallel region, TBB briefly too).
+std::pair<double, double> medianPair(int reps, const std::function<void()>& f, const std::function<void()>& g) {
+  std::vector<double> tf, tg;
+  auto timed = [](const std::function<void()>& h) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
     auto t0 = std::chrono::steady_clock::now();
-    f();
-    t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    h();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  for (int r = 0; r < reps + 2; ++r) {
+    const double a = timed(f), b = g ? timed(g) : 0.0;
+    if (r >= 2) tf.push_back(a), tg.push_back(b);
   }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
+  std::sort(tf.begin(), tf.end());
+  std::sort(tg.begin(), tg.end());
+  return {tf[tf.size() / 2], tg[tg.size() / 2]};
 }
 
 std::vector<float> randomVector(size_t n, uint32_t seed) {
@@ -77,7 +87,7 @@ struct Case {
 int run(int argc, char** argv) {
   std::string isaName = "", shapeArg;
   GemmBlocking blocking;
-  int reps = 7, unroll = -1, pfb = -1;
+  int reps = 7, unroll = -1, pfb = -1, tasksPerThread = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
     if (a == "--isa")
@@ -92,6 +102,8 @@ int run(int argc, char** argv) {
       blocking.nc = std::stoll(v);
     else if (a == "--reps")
       reps = std::stoi(v);
+    else if (a == "--tpt")
+      tasksPerThread = std::stoi(v);
     else if (a == "--unroll")
       unroll = std::stoi(v);
     else if (a == "--pfb")
@@ -131,9 +143,14 @@ int run(int argc, char** argv) {
     std::vector<float> a = randomVector(shape.mr * kc, 1), b = randomVector(shape.nr * kc, 2);
     std::vector<float> c(shape.mr * shape.nr);
     const int inner = 2000;
-    double s = medianSeconds(reps, [&] {
-      for (int r = 0; r < inner; ++r) kernels->micro(kc, a.data(), b.data(), c.data(), shape.nr, kGemmAccumulate);
-    });
+    double s = medianPair(
+                   reps,
+                   [&] {
+                     for (int r = 0; r < inner; ++r)
+                       kernels->micro(kc, a.data(), b.data(), c.data(), shape.nr, kGemmAccumulate);
+                   },
+                   nullptr)
+                   .first;
     std::printf("micro-kernel in L1 (kc %lld): %.1f GFLOP/s on one core\n\n", static_cast<long long>(kc),
                 2.0 * shape.mr * shape.nr * kc * inner / s * 1e-9);
   }
@@ -162,33 +179,29 @@ int run(int argc, char** argv) {
       o.arena = &arena;
       o.maxThreads = threads;
       o.blocking = blocking;
+      o.tasksPerThread = tasksPerThread;
       if (cs.linear)
         o.onBlockDone = [&](int64_t, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
           for (int64_t i = m0; i < m1; ++i)
             for (int64_t j = n0; j < n1; ++j) c[i * cs.n + j] = std::max(c[i * cs.n + j] + bias[j], 0.0f);
         };
-      const double ours = medianSeconds(reps,
-                                        [&] {
-                                          for (int r = 0; r < innerReps; ++r) (void)gemm(*kernels, p, o);
-                                        }) /
-                          innerReps;
-      double theirs = 0;
-      if (haveBlas) {
-        blas.setThreads(threads);
-        theirs =
-            medianSeconds(reps,
-                          [&] {
-                            for (int r = 0; r < innerReps; ++r) {
-                              blas.sgemm(kRowMajor, kNoTrans, cs.linear ? kTrans : kNoTrans, cs.m, cs.n, cs.k, 1.0f,
-                                         a.data(), cs.k, b.data(), cs.linear ? cs.k : cs.n, 0.0f, c.data(), cs.n);
-                              if (cs.linear)  // the same epilogue, as a separate pass (what eager torch does)
-                                for (int64_t i = 0; i < cs.m * cs.n; ++i) c[i] = std::max(c[i] + bias[i % cs.n], 0.0f);
-                            }
-                          }) /
-            innerReps;
-      }
-      std::printf("| %s | %d | %.1f | %.1f | %.2f | %.3f |\n", cs.name, threads, flops / ours * 1e-9,
-                  theirs > 0 ? flops / theirs * 1e-9 : 0.0, theirs > 0 ? theirs / ours : 0.0, ours * 1e3);
+      auto ours = [&] {
+        for (int r = 0; r < innerReps; ++r) (void)gemm(*kernels, p, o);
+      };
+      auto theirs = [&] {
+        for (int r = 0; r < innerReps; ++r) {
+          blas.sgemm(kRowMajor, kNoTrans, cs.linear ? kTrans : kNoTrans, cs.m, cs.n, cs.k, 1.0f, a.data(), cs.k,
+                     b.data(), cs.linear ? cs.k : cs.n, 0.0f, c.data(), cs.n);
+          if (cs.linear)  // the same epilogue, as a separate pass (what eager torch does)
+            for (int64_t i = 0; i < cs.m * cs.n; ++i) c[i] = std::max(c[i] + bias[i % cs.n], 0.0f);
+        }
+      };
+      if (haveBlas) blas.setThreads(threads);
+      auto [tOurs, tTheirs] = medianPair(reps, ours, haveBlas ? std::function<void()>(theirs) : nullptr);
+      tOurs /= innerReps;
+      tTheirs /= innerReps;
+      std::printf("| %s | %d | %.1f | %.1f | %.2f | %.3f |\n", cs.name, threads, flops / tOurs * 1e-9,
+                  tTheirs > 0 ? flops / tTheirs * 1e-9 : 0.0, tTheirs > 0 ? tTheirs / tOurs : 0.0, tOurs * 1e3);
     }
   }
 
@@ -203,7 +216,7 @@ int run(int argc, char** argv) {
     }
     std::vector<float> x0 = randomVector(batch * width, 30), x1(batch * width), x2(batch * width);
     tbb::task_arena arena(2);
-    const double s = medianSeconds(reps, [&] {
+    auto ours = [&] {
       const float* in = x0.data();
       for (int l = 0; l < 4; ++l) {
         float* out = (l % 2 == 0) ? x1.data() : x2.data();
@@ -214,6 +227,8 @@ int run(int argc, char** argv) {
         p.c = out, p.ldc = width;
         GemmOptions o;
         o.arena = &arena;
+        o.blocking = blocking;
+        o.tasksPerThread = tasksPerThread;
         const float* bl = bias[l].data();
         o.onBlockDone = [&](int64_t, int64_t m0, int64_t m1, int64_t n0, int64_t n1) {
           for (int64_t i = m0; i < m1; ++i)
@@ -222,9 +237,23 @@ int run(int argc, char** argv) {
         (void)gemm(*kernels, p, o);
         in = out;
       }
-    });
-    std::printf("\nMLP 4 x (Linear(1024) + ReLU), batch 256, 2 threads: %.2f ms (eager torch + OpenBLAS: 13.8 ms)\n",
-                s * 1e3);
+    };
+    auto theirs = [&] {
+      const float* in = x0.data();
+      for (int l = 0; l < 4; ++l) {
+        float* out = (l % 2 == 0) ? x1.data() : x2.data();
+        blas.sgemm(kRowMajor, kNoTrans, kTrans, batch, width, width, 1.0f, in, width, w[l].data(), width, 0.0f, out,
+                   width);
+        for (int64_t i = 0; i < batch * width; ++i) out[i] = std::max(out[i] + bias[l][i % width], 0.0f);
+        in = out;
+      }
+    };
+    if (haveBlas) blas.setThreads(2);
+    auto [tOurs, tTheirs] = medianPair(reps, ours, haveBlas ? std::function<void()>(theirs) : nullptr);
+    std::printf(
+        "\nMLP 4 x (Linear(1024) + ReLU), batch 256, 2 threads: plugsdk %.2f ms, OpenBLAS + separate "
+        "bias/ReLU pass %.2f ms (DESIGN.md's eager torch: 13.8 ms)\n",
+        tOurs * 1e3, tTheirs * 1e3);
   }
   return 0;
 }
