@@ -49,25 +49,30 @@ struct OpenBlas {
   }
 };
 
-/// Medians of `reps` timed runs of f and of g, alternated (so a noisy neighbour on this
-/// shared machine hits both alike), after two warm-up runs of each. A short pause before
-/// each run lets the other library's idle threads stop spinning (OpenMP spins after a
-/// parallel region, TBB briefly too).
-std::pair<double, double> medianPair(int reps, const std::function<void()>& f, const std::function<void()>& g) {
+/// Medians of timed runs of f and of g, in alternating blocks (so a noisy neighbour on this
+/// shared machine hits both alike): per block, a pause (the other library's idle threads
+/// stop spinning: OpenMP after a parallel region, TBB briefly too), one untimed run (wakes
+/// the sleeping thread pool: TBB's workers take about a millisecond to rejoin after idling
+/// in this VM, which a compiled program running kernels back to back does not see), then
+/// three timed runs. `blocks` blocks of each after one warm-up block.
+std::pair<double, double> medianPair(int blocks, const std::function<void()>& f, const std::function<void()>& g) {
   std::vector<double> tf, tg;
-  auto timed = [](const std::function<void()>& h) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(3));
-    auto t0 = std::chrono::steady_clock::now();
+  auto block = [](const std::function<void()>& h, std::vector<double>* out) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
     h();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    for (int r = 0; r < 3; ++r) {
+      auto t0 = std::chrono::steady_clock::now();
+      h();
+      if (out) out->push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
   };
-  for (int r = 0; r < reps + 2; ++r) {
-    const double a = timed(f), b = g ? timed(g) : 0.0;
-    if (r >= 2) tf.push_back(a), tg.push_back(b);
+  for (int b = 0; b < blocks + 1; ++b) {
+    block(f, b ? &tf : nullptr);
+    if (g) block(g, b ? &tg : nullptr);
   }
   std::sort(tf.begin(), tf.end());
   std::sort(tg.begin(), tg.end());
-  return {tf[tf.size() / 2], tg[tg.size() / 2]};
+  return {tf[tf.size() / 2], g ? tg[tg.size() / 2] : 0.0};
 }
 
 std::vector<float> randomVector(size_t n, uint32_t seed) {
@@ -87,7 +92,7 @@ struct Case {
 int run(int argc, char** argv) {
   std::string isaName = "", shapeArg;
   GemmBlocking blocking;
-  int reps = 7, unroll = -1, pfb = -1, tasksPerThread = 0;
+  int reps = 5, unroll = -1, pfb = -1, tasksPerThread = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
     std::string a = argv[i], v = argv[i + 1];
     if (a == "--isa")
@@ -133,6 +138,11 @@ int run(int argc, char** argv) {
       static_cast<long long>(blocking.mc ? blocking.mc : def.mc),
       static_cast<long long>(blocking.kc ? blocking.kc : def.kc),
       static_cast<long long>(blocking.nc ? blocking.nc : def.nc), buildMs);
+  // OpenMP's idle threads spin for a while after each parallel region (libgomp's default),
+  // which would take a core from the plugsdk runs alternated with OpenBLAS's; passive
+  // waiting keeps the comparison fair (OpenBLAS's own figures do not change: 2048^3 on two
+  // threads measures the 198 GFLOP/s of DESIGN.md either way). Set before libgomp loads.
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
   OpenBlas blas;
   const bool haveBlas = blas.load();
   if (!haveBlas) std::printf("(libopenblas.so.0 not found: no comparison)\n");
@@ -155,6 +165,7 @@ int run(int argc, char** argv) {
                 2.0 * shape.mr * shape.nr * kc * inner / s * 1e-9);
   }
 
+  tbb::task_arena arena(2);
   const Case cases[] = {{"2048^3", 2048, 2048, 2048, false},
                         {"MLP layer 256x1024x1024 (W^T, +bias+ReLU)", 256, 1024, 1024, true},
                         {"512^3", 512, 512, 512, false},
@@ -174,9 +185,8 @@ int run(int argc, char** argv) {
     const double flops = 2.0 * cs.m * cs.n * cs.k;
     const int innerReps = flops < 1e8 ? static_cast<int>(1e8 / flops) : 1;
     for (int threads : {1, 2}) {
-      tbb::task_arena arena(threads);
       GemmOptions o;
-      o.arena = &arena;
+      o.arena = &arena;  // one arena for the whole run, as a client would own
       o.maxThreads = threads;
       o.blocking = blocking;
       o.tasksPerThread = tasksPerThread;
@@ -215,7 +225,6 @@ int run(int argc, char** argv) {
       bias.push_back(randomVector(width, 20 + l));
     }
     std::vector<float> x0 = randomVector(batch * width, 30), x1(batch * width), x2(batch * width);
-    tbb::task_arena arena(2);
     auto ours = [&] {
       const float* in = x0.data();
       for (int l = 0; l < 4; ++l) {
