@@ -5,6 +5,7 @@
 // threads; medians of several repetitions after warm-up. Then the whole MLP (4 layers).
 //   cpu_gemm_bench [--isa avx512|avx2|scalar] [--shape MRxNR] [--unroll U] [--pfb D]
 //                  [--mc N] [--kc N] [--nc N] [--tpt TASKS_PER_THREAD] [--reps N]
+//                  [--only SHAPE-SUBSTRING]
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -90,7 +91,7 @@ struct Case {
 };
 
 int run(int argc, char** argv) {
-  std::string isaName = "", shapeArg;
+  std::string isaName = "", shapeArg, only;
   GemmBlocking blocking;
   int reps = 5, unroll = -1, pfb = -1, tasksPerThread = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -107,6 +108,8 @@ int run(int argc, char** argv) {
       blocking.nc = std::stoll(v);
     else if (a == "--reps")
       reps = std::stoi(v);
+    else if (a == "--only")
+      only = v;
     else if (a == "--tpt")
       tasksPerThread = std::stoi(v);
     else if (a == "--unroll")
@@ -173,6 +176,7 @@ int run(int argc, char** argv) {
   std::printf("| shape | threads | plugsdk GFLOP/s | OpenBLAS GFLOP/s | ratio | plugsdk ms |\n");
   std::printf("|---|---|---|---|---|---|\n");
   for (const Case& cs : cases) {
+    if (!only.empty() && std::string(cs.name).find(only) == std::string::npos) continue;
     std::vector<float> a = randomVector(cs.m * cs.k, 3), b = randomVector(cs.k * cs.n, 4), bias = randomVector(cs.n, 5);
     std::vector<float> c(cs.m * cs.n);
     GemmProblem p;
