@@ -5,8 +5,10 @@
 // threads; medians of several repetitions after warm-up. Then the whole MLP (4 layers).
 //   cpu_gemm_bench [--isa avx512|avx2|scalar] [--shape MRxNR] [--unroll U] [--pfb D]
 //                  [--mc N] [--kc N] [--nc N] [--tpt TASKS_PER_THREAD] [--reps N]
-//                  [--only SHAPE-SUBSTRING]
+//                  [--only SHAPE-SUBSTRING] [--blas 0]
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -50,30 +52,47 @@ struct OpenBlas {
   }
 };
 
-/// Medians of timed runs of f and of g, in alternating blocks (so a noisy neighbour on this
-/// shared machine hits both alike): per block, a pause (the other library's idle threads
-/// stop spinning: OpenMP after a parallel region, TBB briefly too), one untimed run (wakes
+/// The median of timed runs of f: `blocks` blocks after one warm-up block; per block a
+/// pause (a noisy neighbour on this shared machine comes and goes), one untimed run (wakes
 /// the sleeping thread pool: TBB's workers take about a millisecond to rejoin after idling
 /// in this VM, which a compiled program running kernels back to back does not see), then
-/// three timed runs. `blocks` blocks of each after one warm-up block.
-std::pair<double, double> medianPair(int blocks, const std::function<void()>& f, const std::function<void()>& g) {
-  std::vector<double> tf, tg;
-  auto block = [](const std::function<void()>& h, std::vector<double>* out) {
+/// three timed runs.
+double median(int blocks, const std::function<void()>& f) {
+  std::vector<double> t;
+  for (int b = 0; b < blocks + 1; ++b) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    h();
+    f();
     for (int r = 0; r < 3; ++r) {
       auto t0 = std::chrono::steady_clock::now();
-      h();
-      if (out) out->push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      f();
+      if (b > 0) t.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     }
-  };
-  for (int b = 0; b < blocks + 1; ++b) {
-    block(f, b ? &tf : nullptr);
-    if (g) block(g, b ? &tg : nullptr);
   }
-  std::sort(tf.begin(), tf.end());
-  std::sort(tg.begin(), tg.end());
-  return {tf[tf.size() / 2], g ? tg[tg.size() / 2] : 0.0};
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+/// Runs f in a forked child and returns its result (negative: the child failed). OpenBLAS is
+/// measured this way, in a process of its own as eager torch runs it: with its OpenMP pool
+/// and TBB's in one process, half the 2-thread runs found one core taken for the whole run.
+double inChild(const std::function<double()>& f) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  std::fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const double r = f();
+    ssize_t ignored = write(fds[1], &r, sizeof r);
+    (void)ignored;
+    _exit(0);
+  }
+  close(fds[1]);
+  double r = -1;
+  if (pid < 0 || read(fds[0], &r, sizeof r) != static_cast<ssize_t>(sizeof r)) r = -1;
+  close(fds[0]);
+  if (pid > 0) waitpid(pid, nullptr, 0);
+  return r;
 }
 
 std::vector<float> randomVector(size_t n, uint32_t seed) {
@@ -92,6 +111,7 @@ struct Case {
 
 int run(int argc, char** argv) {
   std::string isaName = "", shapeArg, only;
+  bool useBlas = true;
   GemmBlocking blocking;
   int reps = 5, unroll = -1, pfb = -1, tasksPerThread = 0;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -108,6 +128,8 @@ int run(int argc, char** argv) {
       blocking.nc = std::stoll(v);
     else if (a == "--reps")
       reps = std::stoi(v);
+    else if (a == "--blas")
+      useBlas = v != "0";
     else if (a == "--only")
       only = v;
     else if (a == "--tpt")
@@ -141,14 +163,16 @@ int run(int argc, char** argv) {
       static_cast<long long>(blocking.mc ? blocking.mc : def.mc),
       static_cast<long long>(blocking.kc ? blocking.kc : def.kc),
       static_cast<long long>(blocking.nc ? blocking.nc : def.nc), buildMs);
-  // OpenMP's idle threads spin for a while after each parallel region (libgomp's default),
-  // which would take a core from the plugsdk runs alternated with OpenBLAS's; passive
-  // waiting keeps the comparison fair (OpenBLAS's own figures do not change: 2048^3 on two
-  // threads measures the 198 GFLOP/s of DESIGN.md either way). Set before libgomp loads.
-  setenv("OMP_WAIT_POLICY", "PASSIVE", 0);
+  // Loaded only in the child processes that time it (see inChild).
   OpenBlas blas;
-  const bool haveBlas = blas.load();
-  if (!haveBlas) std::printf("(libopenblas.so.0 not found: no comparison)\n");
+  auto timeBlas = [&](int threads, const std::function<void()>& f) {
+    if (!useBlas) return 0.0;
+    return inChild([&] {
+      if (!blas.load()) return -1.0;
+      blas.setThreads(threads);
+      return median(reps, f);
+    });
+  };
 
   // The micro-kernel alone on L1-resident panels: the ceiling for everything below.
   {
@@ -156,14 +180,9 @@ int run(int argc, char** argv) {
     std::vector<float> a = randomVector(shape.mr * kc, 1), b = randomVector(shape.nr * kc, 2);
     std::vector<float> c(shape.mr * shape.nr);
     const int inner = 2000;
-    double s = medianPair(
-                   reps,
-                   [&] {
-                     for (int r = 0; r < inner; ++r)
-                       kernels->micro(kc, a.data(), b.data(), c.data(), shape.nr, kGemmAccumulate);
-                   },
-                   nullptr)
-                   .first;
+    double s = median(reps, [&] {
+      for (int r = 0; r < inner; ++r) kernels->micro(kc, a.data(), b.data(), c.data(), shape.nr, kGemmAccumulate);
+    });
     std::printf("micro-kernel in L1 (kc %lld): %.1f GFLOP/s on one core\n\n", static_cast<long long>(kc),
                 2.0 * shape.mr * shape.nr * kc * inner / s * 1e-9);
   }
@@ -210,10 +229,8 @@ int run(int argc, char** argv) {
             for (int64_t i = 0; i < cs.m * cs.n; ++i) c[i] = std::max(c[i] + bias[i % cs.n], 0.0f);
         }
       };
-      if (haveBlas) blas.setThreads(threads);
-      auto [tOurs, tTheirs] = medianPair(reps, ours, haveBlas ? std::function<void()>(theirs) : nullptr);
-      tOurs /= innerReps;
-      tTheirs /= innerReps;
+      const double tOurs = median(reps, ours) / innerReps;
+      const double tTheirs = timeBlas(threads, theirs) / innerReps;
       std::printf("| %s | %d | %.1f | %.1f | %.2f | %.3f |\n", cs.name, threads, flops / tOurs * 1e-9,
                   tTheirs > 0 ? flops / tTheirs * 1e-9 : 0.0, tTheirs > 0 ? tTheirs / tOurs : 0.0, tOurs * 1e3);
     }
@@ -261,8 +278,7 @@ int run(int argc, char** argv) {
         in = out;
       }
     };
-    if (haveBlas) blas.setThreads(2);
-    auto [tOurs, tTheirs] = medianPair(reps, ours, haveBlas ? std::function<void()>(theirs) : nullptr);
+    const double tOurs = median(reps, ours), tTheirs = timeBlas(2, theirs);
     std::printf(
         "\nMLP 4 x (Linear(1024) + ReLU), batch 256, 2 threads: plugsdk %.2f ms, OpenBLAS + separate "
         "bias/ReLU pass %.2f ms (DESIGN.md's eager torch: 13.8 ms)\n",
