@@ -2,7 +2,9 @@
 // is dlopened, so it is not a build dependency). Prints a table: the micro-kernel alone in
 // L1, then 2048^3, the MLP layer 256 x 1024 x 1024 with nn.Linear's transposed weight (and
 // its bias + ReLU epilogue fused through the block callback), 512^3 and 64^3, on 1 and 2
-// threads; medians of several repetitions after warm-up. Then the whole MLP (4 layers).
+// threads; medians of several repetitions after warm-up, beside the micro-kernel's own peak.
+// Then the whole MLP (4 layers). OpenBLAS runs in a forked child process of its own (see
+// inChild), so its OpenMP pool and our TBB pool never share a process.
 //   cpu_gemm_bench [--isa avx512|avx2|scalar] [--shape MRxNR] [--unroll U] [--pfb D]
 //                  [--mc N] [--kc N] [--nc N] [--tpt TASKS_PER_THREAD] [--reps N]
 //                  [--only SHAPE-SUBSTRING] [--blas 0]
@@ -175,6 +177,7 @@ int run(int argc, char** argv) {
   };
 
   // The micro-kernel alone on L1-resident panels: the ceiling for everything below.
+  double peak = 0;  // GFLOP/s of one core: the physical limit each row is compared with
   {
     const int64_t kc = 256;
     std::vector<float> a = randomVector(shape.mr * kc, 1), b = randomVector(shape.nr * kc, 2);
@@ -183,8 +186,9 @@ int run(int argc, char** argv) {
     double s = median(reps, [&] {
       for (int r = 0; r < inner; ++r) kernels->micro(kc, a.data(), b.data(), c.data(), shape.nr, kGemmAccumulate);
     });
-    std::printf("micro-kernel in L1 (kc %lld): %.1f GFLOP/s on one core\n\n", static_cast<long long>(kc),
-                2.0 * shape.mr * shape.nr * kc * inner / s * 1e-9);
+    peak = 2.0 * shape.mr * shape.nr * kc * inner / s * 1e-9;
+    std::printf("micro-kernel in L1 (kc %lld): %.1f GFLOP/s on one core (the 'of peak' column's limit)\n\n",
+                static_cast<long long>(kc), peak);
   }
 
   tbb::task_arena arena(2);
@@ -192,8 +196,8 @@ int run(int argc, char** argv) {
                         {"MLP layer 256x1024x1024 (W^T, +bias+ReLU)", 256, 1024, 1024, true},
                         {"512^3", 512, 512, 512, false},
                         {"64^3", 64, 64, 64, false}};
-  std::printf("| shape | threads | plugsdk GFLOP/s | OpenBLAS GFLOP/s | ratio | plugsdk ms |\n");
-  std::printf("|---|---|---|---|---|---|\n");
+  std::printf("| shape | threads | plugsdk GFLOP/s | OpenBLAS GFLOP/s | plugsdk / OpenBLAS | plugsdk ms | of peak |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
   for (const Case& cs : cases) {
     if (!only.empty() && std::string(cs.name).find(only) == std::string::npos) continue;
     std::vector<float> a = randomVector(cs.m * cs.k, 3), b = randomVector(cs.k * cs.n, 4), bias = randomVector(cs.n, 5);
@@ -231,8 +235,9 @@ int run(int argc, char** argv) {
       };
       const double tOurs = median(reps, ours) / innerReps;
       const double tTheirs = timeBlas(threads, theirs) / innerReps;
-      std::printf("| %s | %d | %.1f | %.1f | %.2f | %.3f |\n", cs.name, threads, flops / tOurs * 1e-9,
-                  tTheirs > 0 ? flops / tTheirs * 1e-9 : 0.0, tTheirs > 0 ? tTheirs / tOurs : 0.0, tOurs * 1e3);
+      std::printf("| %s | %d | %.1f | %.1f | %.2f | %.3f | %.0f%% |\n", cs.name, threads, flops / tOurs * 1e-9,
+                  tTheirs > 0 ? flops / tTheirs * 1e-9 : 0.0, tTheirs > 0 ? tTheirs / tOurs : 0.0, tOurs * 1e3,
+                  100.0 * flops / tOurs * 1e-9 / (peak * threads));
     }
   }
 
