@@ -91,7 +91,11 @@ void packPanel(const typename E::T* src, int64_t sI, int64_t sK, int rows, int w
     for (; k < depth; ++k) {
       const typename E::T* s = src + k * sK;
       float* d = dst + k * w;
-      for (int i = 0; i < rows; ++i) d[i] = E::get(s[i]);
+      if constexpr (std::is_same_v<E, F32>) {
+        std::memcpy(d, s, sizeof(float) * rows);  // -O2 does not vectorize a runtime-length loop
+      } else {
+        for (int i = 0; i < rows; ++i) d[i] = E::get(s[i]);
+      }
       for (int i = rows; i < w; ++i) d[i] = 0.0f;
     }
     return;
@@ -144,8 +148,12 @@ void packBlock(const GemmOperand& op, int64_t offset, int64_t sI, int64_t sK, in
     const int64_t off = offset + p * w * sI;
     float* d = dst + p * w * depth;
     switch (op.element) {
-      case GemmElement::kF32: packPanel<F32>(static_cast<const float*>(op.data) + off, sI, sK, rows, w, depth, d); break;
-      case GemmElement::kF16: packPanel<F16>(static_cast<const uint16_t*>(op.data) + off, sI, sK, rows, w, depth, d); break;
+      case GemmElement::kF32:
+        packPanel<F32>(static_cast<const float*>(op.data) + off, sI, sK, rows, w, depth, d);
+        break;
+      case GemmElement::kF16:
+        packPanel<F16>(static_cast<const uint16_t*>(op.data) + off, sI, sK, rows, w, depth, d);
+        break;
       case GemmElement::kBF16:
         packPanel<BF16>(static_cast<const uint16_t*>(op.data) + off, sI, sK, rows, w, depth, d);
         break;
@@ -162,12 +170,40 @@ struct Plan {
   int64_t tilesM, tilesN;
 };
 
-/// Per-task packing buffers.
+/// Packing buffers. Each thread keeps one set between calls (allocating and faulting in
+/// about a megabyte per task cost ~10% at 512^3); a set already in use on this thread (a
+/// callback that runs TBB work may steal another tile of a GEMM) gets a fresh one instead.
 struct Scratch {
   Buffer a, b, tile;
-  explicit Scratch(const Plan& pl)
-      : a(allocate(pl.mc * pl.kc)), b(allocate(pl.kc * pl.nc)),
-        tile(allocate(int64_t{pl.kernels->shape.mr} * pl.kernels->shape.nr)) {}
+  int64_t aSize = 0, bSize = 0, tileSize = 0;
+  bool inUse = false;
+  void reserve(const Plan& pl) {
+    auto grow = [](Buffer& buf, int64_t& have, int64_t want) {
+      if (want > have) buf = allocate(want), have = want;
+    };
+    grow(a, aSize, pl.mc * pl.kc);
+    grow(b, bSize, pl.kc * pl.nc);
+    grow(tile, tileSize, int64_t{pl.kernels->shape.mr} * pl.kernels->shape.nr);
+  }
+};
+
+/// This thread's scratch for the duration of one task.
+class ScratchLease {
+ public:
+  explicit ScratchLease(const Plan& pl) {
+    thread_local Scratch cached;
+    s_ = cached.inUse ? (own_ = std::make_unique<Scratch>()).get() : &cached;
+    s_->inUse = true;
+    s_->reserve(pl);
+  }
+  ~ScratchLease() { s_->inUse = false; }
+  ScratchLease(const ScratchLease&) = delete;
+  ScratchLease& operator=(const ScratchLease&) = delete;
+  Scratch& get() { return *s_; }
+
+ private:
+  std::unique_ptr<Scratch> own_;
+  Scratch* s_ = nullptr;
 };
 
 void runTile(const Plan& pl, int64_t batch, int64_t m0, int64_t m1, int64_t n0, int64_t n1, Scratch& s) {
@@ -232,7 +268,8 @@ void planTiles(Plan& pl, int threads) {
   pl.tm = roundUp(std::max<int64_t>(p.m, 1), mr);
   pl.tn = roundUp(std::max<int64_t>(p.n, 1), nr);
   const double minTaskMacs = 1 << 20;
-  const int64_t wanted = threads > 1 ? 2 * threads : 1;
+  const int64_t perThread = pl.o->tasksPerThread > 0 ? pl.o->tasksPerThread : 2;
+  const int64_t wanted = threads > 1 ? perThread * threads : 1;
   auto tasks = [&] { return p.batch * ceilDiv(p.m, pl.tm) * ceilDiv(p.n, pl.tn); };
   while (tasks() < wanted) {
     const bool cutN = pl.tn >= pl.tm ? pl.tn > nr : pl.tm <= mr;
@@ -261,7 +298,7 @@ sdk::Status validate(const GemmProblem& p) {
 }  // namespace
 
 GemmBlocking defaultGemmBlocking(const GemmKernels& kernels) {
-  // KC: an MR x KC panel of A in L1 (12 KiB for AVX-512 12 x 256) beside the B panel being
+  // KC: an MR x KC panel of A in L1 (8 KiB for AVX-512 8 x 256) beside the B panel being
   // streamed. NC: a KC x NC block of B in L2 (512 KiB of Zen 4's 1 MiB). MC only sets the
   // size of the blocks handed to the epilogue callback (and the A buffer).
   const int64_t mr = kernels.shape.mr, nr = kernels.shape.nr;
@@ -301,16 +338,16 @@ sdk::Status gemm(const GemmKernels& kernels, const GemmProblem& problem, const G
     runTile(pl, batch, m0, std::min(problem.m, m0 + pl.tm), n0, std::min(problem.n, n0 + pl.tn), s);
   };
   if (threads == 1 || tasks == 1) {
-    Scratch s(pl);
-    for (int64_t t = 0; t < tasks; ++t) runTask(t, s);
+    ScratchLease s(pl);
+    for (int64_t t = 0; t < tasks; ++t) runTask(t, s.get());
     return sdk::Status::ok();
   }
   auto parallel = [&] {
     tbb::parallel_for(
         tbb::blocked_range<int64_t>(0, tasks, 1),
         [&](const tbb::blocked_range<int64_t>& r) {
-          Scratch s(pl);
-          for (int64_t t = r.begin(); t < r.end(); ++t) runTask(t, s);
+          ScratchLease s(pl);
+          for (int64_t t = r.begin(); t < r.end(); ++t) runTask(t, s.get());
         },
         tbb::simple_partitioner());
   };

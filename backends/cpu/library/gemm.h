@@ -59,6 +59,9 @@ struct GemmOptions {
   tbb::task_arena* arena = nullptr;
   int maxThreads = 0;  ///< a further bound on the threads (0: the arena's concurrency)
   GemmBlocking blocking;
+  /// Parallel tiles of C wanted per thread (0: the default, 2); more balances load better,
+  /// fewer repacks less. For tuning and tests.
+  int tasksPerThread = 0;
   GemmBlockCallback onBlockDone;  ///< optional fused epilogue
 };
 

@@ -31,8 +31,7 @@ enum GemmKernelFlag : int32_t {
 /// The whole MR x NR tile is read (when accumulating) and written: partial tiles go through
 /// a scratch tile (the driver's job). kc may be 0 (C = 0, or C unchanged when accumulating).
 /// Panels need no particular alignment; the driver aligns them to 64 bytes anyway.
-using GemmMicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc,
-                                   int32_t flags);
+using GemmMicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int32_t flags);
 
 /// The tile a micro-kernel computes, and how its k loop is generated.
 struct GemmMicroKernelShape {
@@ -44,7 +43,7 @@ struct GemmMicroKernelShape {
 };
 
 /// The shape measured best for `isa` on the machines we have (see gemm_bench's
-/// micro-kernel row): AVX-512 12x32 (24 accumulators of 32 ZMM), AVX2 6x16 (12 of 16 YMM),
+/// micro-kernel row): AVX-512 8x32 (16 accumulators of 32 ZMM), AVX2 6x16 (12 of 16 YMM),
 /// scalar 4x3.
 GemmMicroKernelShape defaultGemmMicroKernelShape(const Isa& isa);
 

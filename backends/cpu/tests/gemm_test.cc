@@ -119,7 +119,8 @@ struct Config {
 /// Runs one problem and checks every element against the float64 reference.
 ::testing::AssertionResult check(const GemmKernels& kernels, const Config& cfg) {
   const Operand a = makeOperand(cfg.batch, cfg.m, cfg.k, cfg.ea, cfg.transA, cfg.padA, cfg.colStepA, false, 11);
-  const Operand b = makeOperand(cfg.batch, cfg.k, cfg.n, cfg.eb, cfg.transB, cfg.padB, cfg.colStepB, cfg.broadcastB, 12);
+  const Operand b =
+      makeOperand(cfg.batch, cfg.k, cfg.n, cfg.eb, cfg.transB, cfg.padB, cfg.colStepB, cfg.broadcastB, 12);
   const int64_t ldc = cfg.n + cfg.padC, strideC = cfg.m * ldc;
   const float sentinel = 12345.0f;
   std::vector<float> c(std::max<int64_t>(cfg.batch * strideC, 1), sentinel), c0;
@@ -186,7 +187,8 @@ struct Config {
         if (cfg.checkCallback && j < cfg.n && seen[ci] != 1 && bad++ == 0)
           first = "element seen by the callback " + std::to_string(seen[ci]) + " times";
       }
-  if (cfg.checkCallback && notFinal > 0) return ::testing::AssertionFailure() << notFinal << " elements not final in the callback";
+  if (cfg.checkCallback && notFinal > 0)
+    return ::testing::AssertionFailure() << notFinal << " elements not final in the callback";
   if (cfg.checkCallback && cfg.m > 0 && cfg.n > 0 && calls == 0) return ::testing::AssertionFailure() << "no callback";
   if (bad) return ::testing::AssertionFailure() << bad << " bad elements; first " << first;
   return ::testing::AssertionSuccess();
