@@ -5,8 +5,10 @@
 // with leading unit dims.
 #include <oneapi/tbb/parallel_for.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "backends/cpu/library/library_ops.h"
@@ -136,8 +138,72 @@ GemmElement elementOf(uint32_t d) {
   return d == PLUGSDK_DTYPE_F16 ? GemmElement::kF16 : d == PLUGSDK_DTYPE_BF16 ? GemmElement::kBF16 : GemmElement::kF32;
 }
 
-/// im2col + GEMM: for each image and group, B[cg * kvol, P] gathers the input windows
-/// (zeros in the padding), A is the group's weights as [og, cg * kvol], C the output slab.
+/// The im2col matrix of one group, packed for the GEMM straight from the input: B(k, j) is
+/// x[n, c, window position of output position j, kernel offset of k] (0 in the padding),
+/// k = (c, k0, k1, k2) and j = (y0, y1, y2) row-major. It is never stored whole.
+void packIm2col(const Geometry& g, const TensorRef& x, int64_t grp, int64_t n, int64_t k0, int64_t depth, int64_t j0,
+                int64_t count, int w, float* dst) {
+  const int64_t cg = g.c / g.groups, kv = g.kVol();
+  const float* xf = x.dtype == PLUGSDK_DTYPE_F32 ? reinterpret_cast<const float*>(x.base) : nullptr;
+  const int64_t panels = (count + w - 1) / w;
+  // A panel's columns are runs along output rows (one or two for a panel of 32 columns and
+  // rows of 56): decoded once per panel, then reused for every k.
+  struct Run {
+    int64_t at, len, y0, y1, y2;
+  };
+  std::vector<Run> runs;
+  for (int64_t p = 0; p < panels; ++p) {
+    const int64_t rows = std::min<int64_t>(w, count - p * w);
+    runs.clear();
+    for (int64_t i = 0, j = j0 + p * w; i < rows;) {
+      const int64_t y2 = j % g.out[2], y1 = (j / g.out[2]) % g.out[1], y0 = j / (g.out[1] * g.out[2]);
+      const int64_t len = std::min(rows - i, g.out[2] - y2);
+      runs.push_back({i, len, y0, y1, y2});
+      i += len;
+      j += len;
+    }
+    for (int64_t kk = 0; kk < depth; ++kk) {
+      const int64_t k = k0 + kk, ci = k / kv, q = k % kv;
+      const int64_t a0 = q / (g.k[1] * g.k[2]), a1 = (q / g.k[2]) % g.k[1], a2 = q % g.k[2];
+      const int64_t base = xAt(g, x, n, grp * cg + ci, 0, 0, 0);
+      const int64_t s2 = g.stride[2], off2 = a2 * g.dil[2] - g.pad[2];  // input column = y2 * s2 + off2
+      float* d = dst + p * w * depth + kk * w;
+      for (const Run& r : runs) {
+        float* o = d + r.at;
+        const int64_t i0 = r.y0 * g.stride[0] - g.pad[0] + a0 * g.dil[0];
+        const int64_t i1 = r.y1 * g.stride[1] - g.pad[1] + a1 * g.dil[1];
+        if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
+          for (int64_t t = 0; t < r.len; ++t) o[t] = 0.0f;
+          continue;
+        }
+        const int64_t row = base + i0 * g.xs[2] + i1 * g.xs[3];
+        // Output columns y2 + t whose input column lies in [0, in2): t in [lo, hi).
+        const int64_t first = r.y2 * s2 + off2;
+        int64_t lo = first >= 0 ? 0 : (-first + s2 - 1) / s2;
+        int64_t hi = first >= g.in[2] ? 0 : (g.in[2] - first + s2 - 1) / s2;
+        lo = std::min(lo, r.len);
+        hi = std::clamp(hi, lo, r.len);
+        for (int64_t t = 0; t < lo; ++t) o[t] = 0.0f;
+        if (xf && s2 == 1 && g.xs[4] == 1) {
+          const float* src = xf + row + first;
+          for (int64_t t = lo; t < hi; ++t) o[t] = src[t];
+        } else if (xf) {
+          for (int64_t t = lo; t < hi; ++t) o[t] = xf[row + (first + t * s2) * g.xs[4]];
+        } else {
+          for (int64_t t = lo; t < hi; ++t)
+            o[t] = static_cast<float>(loadDouble(x.base, x.dtype, row + (first + t * s2) * g.xs[4]));
+        }
+        for (int64_t t = hi; t < r.len; ++t) o[t] = 0.0f;
+      }
+      for (int64_t i = rows; i < w; ++i) d[i] = 0.0f;
+    }
+  }
+}
+
+/// Implicit GEMM: per group, out[n, group's channels, :] = W_group [og, cg * kvol] @ B_n
+/// [cg * kvol, P] for every image n as the GEMM's batch, B packed from the input by
+/// packIm2col (a 1x1, stride-1, unpadded f32 convolution reads the input through strides).
+/// A fused epilogue runs on each block of the result as the GEMM finishes it.
 sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, const TensorRef& out,
                     const LibraryContext& ctx) {
   const int64_t cg = g.c / g.groups, og = g.o / g.groups, P = g.outP(), kv = g.kVol(), K = cg * kv;
@@ -145,85 +211,76 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
   const bool wFlat = g.ws[4] == 1 && g.ws[3] == g.k[2] && g.ws[2] == g.k[1] * g.k[2] && g.ws[1] == kv;
   const bool outDirect = out.dtype == PLUGSDK_DTYPE_F32 && g.os[4] == 1 && g.os[3] == g.out[2] &&
                          g.os[2] == g.out[1] * g.out[2] && g.os[1] == P;
-  const bool pointwise = kv == 1 && g.stride == std::array<int64_t, 3>{1, 1, 1} && g.pad == std::array<int64_t, 3>{0, 0, 0} &&
-                         x.dtype == PLUGSDK_DTYPE_F32 && g.xs[4] == 1 && g.xs[3] == g.in[2] && g.xs[2] == g.in[1] * g.in[2];
-  // Scratch buffers reused across launches: the im2col matrix, contiguous f32 weights, C.
-  auto alloc = [&](size_t slot, int64_t n) { return static_cast<float*>(ctx.scratch->get(slot, static_cast<size_t>(n) * 4)); };
-  float* cols = pointwise ? nullptr : alloc(1, K * P);
-  float* wcopy = wFlat ? nullptr : alloc(2, g.o * K);
-  float* ctemp = outDirect ? nullptr : alloc(3, og * P);
-  if ((!pointwise && !cols) || (!wFlat && !wcopy) || (!outDirect && !ctemp))
-    return sdk::resourceExhausted("convolution: no memory for its im2col buffers");
-  // A fused epilogue runs on each image's slab of the output right after its GEMMs.
-  const bool fuse = outDirect && ctx.epilogue && ctx.epilogue->outer() % std::max<int64_t>(g.n, 1) == 0;
-  const int64_t slabOuter = fuse ? ctx.epilogue->outer() / g.n : 0;
+  const bool pointwise = kv == 1 && g.stride == std::array<int64_t, 3>{1, 1, 1} &&
+                         g.pad == std::array<int64_t, 3>{0, 0, 0} && x.dtype == PLUGSDK_DTYPE_F32 && g.xs[4] == 1 &&
+                         g.xs[3] == g.in[2] && g.xs[2] == g.in[1] * g.in[2];
+  float* wcopy = wFlat ? nullptr : static_cast<float*>(ctx.scratch->get(2, static_cast<size_t>(g.o * K) * 4));
+  float* ctemp = outDirect ? nullptr : static_cast<float*>(ctx.scratch->get(3, static_cast<size_t>(g.n * og * P) * 4));
+  if ((!wFlat && !wcopy) || (!outDirect && !ctemp))
+    return sdk::resourceExhausted("convolution: no memory for its weights or result in f32");
   if (!wFlat)
     for (int64_t o = 0; o < g.o; ++o)
       for (int64_t ci = 0; ci < cg; ++ci)
         for (int64_t q = 0; q < kv; ++q)
           wcopy[(o * cg + ci) * kv + q] = static_cast<float>(loadDouble(
-              w.base, w.dtype, w.offset + o * g.ws[0] + ci * g.ws[1] + (q / (g.k[1] * g.k[2])) * g.ws[2] +
-                                   ((q / g.k[2]) % g.k[1]) * g.ws[3] + (q % g.k[2]) * g.ws[4]));
-  for (int64_t n = 0; n < g.n; ++n) {
-    for (int64_t grp = 0; grp < g.groups; ++grp) {
-      GemmProblem pr;
-      pr.m = og;
-      pr.n = P;
-      pr.k = K;
-      if (wFlat)
-        pr.a = {w.base + (w.offset + grp * og * g.ws[0]) * dtypeBytes(w.dtype), elementOf(w.dtype), g.ws[0], 1, 0};
-      else
-        pr.a = {wcopy + grp * og * K, GemmElement::kF32, K, 1, 0};
-      if (pointwise) {
-        pr.b = {x.base + xAt(g, x, n, grp * cg, 0, 0, 0) * 4, GemmElement::kF32, g.xs[1], 1, 0};
-      } else {
-        float* b = cols;
-        ctx.arena->execute([&] {
-          tbb::parallel_for(int64_t{0}, K, [&](int64_t row) {
-            const int64_t ci = row / kv, q = row % kv;
-            const int64_t k0 = q / (g.k[1] * g.k[2]), k1 = (q / g.k[2]) % g.k[1], k2 = q % g.k[2];
-            const int64_t c = grp * cg + ci;
-            float* dst = b + row * P;
-            for (int64_t y0 = 0; y0 < g.out[0]; ++y0) {
-              const int64_t i0 = y0 * g.stride[0] - g.pad[0] + k0 * g.dil[0];
-              for (int64_t y1 = 0; y1 < g.out[1]; ++y1) {
-                const int64_t i1 = y1 * g.stride[1] - g.pad[1] + k1 * g.dil[1];
-                float* d = dst + (y0 * g.out[1] + y1) * g.out[2];
-                if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
-                  for (int64_t y2 = 0; y2 < g.out[2]; ++y2) d[y2] = 0.0f;
-                  continue;
-                }
-                const int64_t rowAt = xAt(g, x, n, c, i0, i1, 0);
-                for (int64_t y2 = 0; y2 < g.out[2]; ++y2) {
-                  const int64_t i2 = y2 * g.stride[2] - g.pad[2] + k2 * g.dil[2];
-                  d[y2] = (i2 < 0 || i2 >= g.in[2])
-                              ? 0.0f
-                              : (x.dtype == PLUGSDK_DTYPE_F32
-                                     ? reinterpret_cast<const float*>(x.base)[rowAt + i2 * g.xs[4]]
-                                     : static_cast<float>(loadDouble(x.base, x.dtype, rowAt + i2 * g.xs[4])));
-                }
-              }
-            }
-          });
-        });
-        pr.b = {b, GemmElement::kF32, P, 1, 0};
-      }
-      const int64_t slab = out.offset + n * g.os[0] + grp * og * g.os[1];
-      pr.c = outDirect ? reinterpret_cast<float*>(out.base) + slab : ctemp;
+              w.base, w.dtype,
+              w.offset + o * g.ws[0] + ci * g.ws[1] + (q / (g.k[1] * g.k[2])) * g.ws[2] +
+                  ((q / g.k[2]) % g.k[1]) * g.ws[3] + (q % g.k[2]) * g.ws[4]));
+  // The epilogue's grid is the output's [N, O, s...]: outer points are (n, o, s but the
+  // last), inner points the last spatial dim, so a block of (channels x positions) is a
+  // set of row pieces.
+  const bool fuse = outDirect && ctx.epilogue && ctx.epilogue->inner() == g.out[2] &&
+                    ctx.epilogue->outer() == g.n * g.o * g.out[0] * g.out[1];
+  const int64_t rowsPerChannel = g.out[0] * g.out[1];
+  for (int64_t grp = 0; grp < g.groups; ++grp) {
+    GemmProblem pr;
+    pr.batch = g.n;
+    pr.m = og;
+    pr.n = P;
+    pr.k = K;
+    if (wFlat)
+      pr.a = {w.base + (w.offset + grp * og * g.ws[0]) * dtypeBytes(w.dtype), elementOf(w.dtype), g.ws[0], 1, 0};
+    else
+      pr.a = {wcopy + grp * og * K, GemmElement::kF32, K, 1, 0};
+    if (pointwise) {
+      pr.b = {x.base + xAt(g, x, 0, grp * cg, 0, 0, 0) * 4, GemmElement::kF32, g.xs[1], 1, g.xs[0]};
+    } else {
+      pr.b.pack = [&, grp](int64_t n, int64_t k0, int64_t depth, int64_t j0, int64_t count, int width, float* dst) {
+        packIm2col(g, x, grp, n, k0, depth, j0, count, width, dst);
+      };
+    }
+    if (outDirect) {
+      pr.c = reinterpret_cast<float*>(out.base) + out.offset + grp * og * g.os[1];
       pr.ldc = P;
-      GemmOptions opt;
-      opt.arena = ctx.arena;
-      sdk::Status st = gemm(*ctx.gemm, pr, opt);
-      if (!st.isOk()) return st;
-      if (outDirect) continue;
+      pr.batchStrideC = g.os[0];
+    } else {
+      pr.c = ctemp;
+      pr.ldc = P;
+      pr.batchStrideC = og * P;
+    }
+    GemmOptions opt;
+    opt.arena = ctx.arena;
+    if (fuse)
+      opt.onBlockDone = [&, grp](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+        for (int64_t m = m0; m < m1; ++m) {
+          const int64_t row0 = ((n * g.o) + grp * og + m) * rowsPerChannel;
+          for (int64_t p = p0; p < p1;) {
+            const int64_t r = p / g.out[2], c0 = p % g.out[2], c1 = std::min(g.out[2], c0 + (p1 - p));
+            ctx.epilogue->runRange(row0 + r, row0 + r + 1, c0, c1);
+            p += c1 - c0;
+          }
+        }
+      };
+    sdk::Status st = gemm(*ctx.gemm, pr, opt);
+    if (!st.isOk()) return st;
+    if (outDirect) continue;
+    for (int64_t n = 0; n < g.n; ++n)
       for (int64_t oi = 0; oi < og; ++oi)
         for (int64_t p = 0; p < P; ++p)
           storeDouble(out.base, out.dtype,
-                      slab + oi * g.os[1] + (p / (g.out[1] * g.out[2])) * g.os[2] + ((p / g.out[2]) % g.out[1]) * g.os[3] +
-                          (p % g.out[2]) * g.os[4],
-                      ctemp[oi * P + p]);
-    }
-    if (fuse) ctx.epilogue->runParallel(*ctx.arena, n * slabOuter, (n + 1) * slabOuter);
+                      out.offset + n * g.os[0] + (grp * og + oi) * g.os[1] + (p / (g.out[1] * g.out[2])) * g.os[2] +
+                          ((p / g.out[2]) % g.out[1]) * g.os[3] + (p % g.out[2]) * g.os[4],
+                      ctemp[(n * og + oi) * P + p]);
   }
   if (fuse) *ctx.epilogueDone = true;
   return sdk::Status::ok();

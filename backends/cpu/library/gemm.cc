@@ -227,8 +227,11 @@ void runTile(const Plan& pl, int64_t batch, int64_t m0, int64_t m1, int64_t n0, 
       const int64_t kb = std::min(pl.kc, p.k - pc);
       const bool last = pc + kb >= p.k;
       const int32_t flags = (pc > 0 || pl.o->accumulate) ? kGemmAccumulate : kGemmOverwrite;
-      packBlock(p.b, bBatch + pc * p.b.rowStride + jc * p.b.colStride, p.b.colStride, p.b.rowStride, nb, nr, kb,
-                s.b.get());
+      if (p.b.pack)
+        p.b.pack(batch, pc, kb, jc, nb, nr, s.b.get());
+      else
+        packBlock(p.b, bBatch + pc * p.b.rowStride + jc * p.b.colStride, p.b.colStride, p.b.rowStride, nb, nr, kb,
+                  s.b.get());
       for (int64_t ic = m0; ic < m1; ic += pl.mc) {
         const int64_t mb = std::min(pl.mc, m1 - ic);
         packBlock(p.a, aBatch + ic * p.a.rowStride + pc * p.a.colStride, p.a.rowStride, p.a.colStride, mb, mr, kb,
@@ -291,7 +294,7 @@ sdk::Status validate(const GemmProblem& p) {
   if (p.ldc < p.n)
     return sdk::invalidArgument("gemm: ldc " + std::to_string(p.ldc) + " is less than n " + std::to_string(p.n));
   if (!p.c) return sdk::invalidArgument("gemm: C is null");
-  if (p.k > 0 && (!p.a.data || !p.b.data)) return sdk::invalidArgument("gemm: A or B is null");
+  if (p.k > 0 && (!p.a.data || (!p.b.data && !p.b.pack))) return sdk::invalidArgument("gemm: A or B is null");
   return sdk::Status::ok();
 }
 

@@ -27,6 +27,11 @@ struct GemmOperand {
   const void* data = nullptr;
   GemmElement element = GemmElement::kF32;
   int64_t rowStride = 0, colStride = 1, batchStride = 0;
+  /// B only: an operand computed while it is packed instead of read through strides (a
+  /// convolution's im2col matrix, never stored whole). pack(batch, k0, depth, j0, count, w,
+  /// dst) fills panels of width w: dst[p * w * depth + k * w + i] = B(k0 + k, j0 + p * w + i)
+  /// for p * w + i < count, and 0 for the rest of the last panel. Called concurrently.
+  std::function<void(int64_t batch, int64_t k0, int64_t depth, int64_t j0, int64_t count, int w, float* dst)> pack;
 };
 
 /// C[b] (+)= A[b] @ B[b] for b < batch; A[b] is m x k, B[b] is k x n, C[b] is m x n, row-major
