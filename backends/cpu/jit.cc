@@ -1,9 +1,9 @@
 // The CPU backend's machine-code stages over LLVM 19 (see jit.h).
 #include "backends/cpu/jit.h"
 
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/Core.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -53,8 +53,7 @@ sdk::StatusOr<std::unique_ptr<Jit>> Jit::create(const Isa& isa) {
   j->jit_ = std::move(*jit);
   // Generated code may call libm and the C library (the scalar fallbacks of math
   // functions, memset): resolve them from the process.
-  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      j->jit_->getDataLayout().getGlobalPrefix());
+  auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(j->jit_->getDataLayout().getGlobalPrefix());
   if (!gen) return sdk::internalError("cannot resolve host symbols for the JIT: " + llvm::toString(gen.takeError()));
   j->jit_->getMainJITDylib().addGenerator(std::move(*gen));
   return j;
@@ -145,7 +144,8 @@ sdk::StatusOr<std::unique_ptr<LoadedObject>> Jit::load(std::string_view object, 
   lo->release_ = [rt] { llvm::consumeError(rt->remove()); };
   for (const std::string& s : symbols) {
     auto addr = jit_->lookup(jd, s);
-    if (!addr) return sdk::internalError(what + ": cannot link symbol '" + s + "': " + llvm::toString(addr.takeError()));
+    if (!addr)
+      return sdk::internalError(what + ": cannot link symbol '" + s + "': " + llvm::toString(addr.takeError()));
     lo->symbols_[s] = addr->toPtr<void*>();
   }
   return lo;

@@ -49,9 +49,9 @@ sdk::StatusOr<std::string> KernelCompiler::build(const sdk::KernelView& k, const
   dump(stem, ".ll", printModule(m));
   auto failed = [&](const sdk::Status& s, const char* stage) {
     dump(stem, ".failed.ll", printModule(m));
-    std::string where = options_.dumpDir.empty() ? " (set the client option dump=DIR to keep the failing IR)"
-                                                 : " (the failing IR is in " + options_.dumpDir + "/" + stem +
-                                                       ".failed.ll)";
+    std::string where = options_.dumpDir.empty()
+                            ? " (set the client option dump=DIR to keep the failing IR)"
+                            : " (the failing IR is in " + options_.dumpDir + "/" + stem + ".failed.ll)";
     return sdk::Status(s.code(), what + ": LLVM " + stage + " failed: " + s.message() + where);
   };
   st = jit_.optimize(m, options_.optLevel);

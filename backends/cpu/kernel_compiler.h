@@ -30,15 +30,15 @@ struct CompiledKernel {
   std::vector<plugsdk_index_expr_t> grid;
   std::vector<std::vector<plugsdk_index_expr_t>> loops;
   size_t numArgs = 0, numSymbols = 0;
-  std::string key;          ///< the cache key (hex SHA-256)
-  std::string origin;       ///< "compiled", "memory cache", "disk cache"
+  std::string key;     ///< the cache key (hex SHA-256)
+  std::string origin;  ///< "compiled", "memory cache", "disk cache"
   double compileMs = 0;
-  std::string log;          ///< what executable_log returns
+  std::string log;  ///< what executable_log returns
 };
 
 struct CompilerOptions {
-  int optLevel = 2;         ///< the LLVM pipeline: 2 or 3
-  std::string dumpDir;      ///< "" : no dumps
+  int optLevel = 2;     ///< the LLVM pipeline: 2 or 3
+  std::string dumpDir;  ///< "" : no dumps
   /// Test hook ("fault=llvm"): the lowered IR is broken on purpose before it is verified, so
   /// the compile-failure path can be exercised end to end.
   bool breakIr = false;

@@ -9,8 +9,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <new>
 #include <string>
@@ -147,7 +147,9 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     switch (c.kind) {
       case PLUGSDK_COPY_HOST_TO_DEVICE: std::memcpy(c.dst->data + c.dstOffset, c.hostSrc, c.bytes); break;
       case PLUGSDK_COPY_DEVICE_TO_HOST: std::memcpy(c.hostDst, c.src->data + c.srcOffset, c.bytes); break;
-      case PLUGSDK_COPY_DEVICE_TO_DEVICE: std::memmove(c.dst->data + c.dstOffset, c.src->data + c.srcOffset, c.bytes); break;
+      case PLUGSDK_COPY_DEVICE_TO_DEVICE:
+        std::memmove(c.dst->data + c.dstOffset, c.src->data + c.srcOffset, c.bytes);
+        break;
     }
     return sdk::Status::ok();
   }
@@ -207,7 +209,8 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     }
     std::sort(rows.rbegin(), rows.rend());
     std::fprintf(stderr, "cpu plugin profile: %.3f ms in %zu executables\n", total * 1e3, rows.size());
-    for (const auto& [t, name] : rows) std::fprintf(stderr, "  %9.3f ms %5.1f%%  %s\n", t * 1e3, 100 * t / total, name.c_str());
+    for (const auto& [t, name] : rows)
+      std::fprintf(stderr, "  %9.3f ms %5.1f%%  %s\n", t * 1e3, 100 * t / total, name.c_str());
   }
 
   sdk::Status launch(const Launch& l) override {
@@ -216,8 +219,9 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     sdk::Status st = run(l);
     const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const CpuExecutable& e = l.executable;
-    auto& slot = profile_times_[e.library ? e.library->opName + " #" + std::to_string(reinterpret_cast<uintptr_t>(&e) % 9973)
-                                          : "@" + e.kernel->name];
+    auto& slot =
+        profile_times_[e.library ? e.library->opName + " #" + std::to_string(reinterpret_cast<uintptr_t>(&e) % 9973)
+                                 : "@" + e.kernel->name];
     slot.first += t;
     slot.second += 1;
     return st;

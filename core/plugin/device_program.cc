@@ -298,49 +298,49 @@ StatusOr<std::vector<exec::HostTensor>> DeviceProgram::run(const std::vector<exe
     RETURN_IF_ERROR(device_.upload(pl.own[b], pl.offset[b], bytes.data(), bytes.size()));
   }
   for (int rep = 0; rep < std::max(1, options.repeat); ++rep) {
-  const auto started = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < p.steps.size(); ++i) {
-    const sched::Step& step = p.steps[i];
-    const Executable& e = *steps_[i];
-    std::vector<plugsdk_buffer_t*> bufs;
-    std::vector<uint64_t> offs;
-    auto add = [&](int b) {
-      bufs.push_back(b >= 0 ? pl.handle[static_cast<size_t>(b)] : nullptr);
-      offs.push_back(b >= 0 ? pl.offset[static_cast<size_t>(b)] : 0);
-    };
-    if (step.kind == sched::Step::Kind::kLaunch) {
-      for (int b : step.launch.args) add(b);
-    } else {
-      for (const auto& v : step.call.inputs) add(v ? v->buffer : -1);
-      for (const sched::View& v : step.call.outputs) add(v.buffer);
-      for (int b : step.call.epilogueArgs)
-        if (b >= 0) add(b);
+    const auto started = std::chrono::steady_clock::now();
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      const sched::Step& step = p.steps[i];
+      const Executable& e = *steps_[i];
+      std::vector<plugsdk_buffer_t*> bufs;
+      std::vector<uint64_t> offs;
+      auto add = [&](int b) {
+        bufs.push_back(b >= 0 ? pl.handle[static_cast<size_t>(b)] : nullptr);
+        offs.push_back(b >= 0 ? pl.offset[static_cast<size_t>(b)] : 0);
+      };
+      if (step.kind == sched::Step::Kind::kLaunch) {
+        for (int b : step.launch.args) add(b);
+      } else {
+        for (const auto& v : step.call.inputs) add(v ? v->buffer : -1);
+        for (const sched::View& v : step.call.outputs) add(v.buffer);
+        for (int b : step.call.epilogueArgs)
+          if (b >= 0) add(b);
+      }
+      std::vector<int64_t> values;
+      for (const std::string& name : e.symbols) {
+        auto it = s.find(name);
+        if (it == s.end())
+          return internalError(stepName(i, step) + ": " + e.what + " needs size symbol " + name +
+                               ", which no input binds");
+        values.push_back(it->second);
+      }
+      plugsdk_launch_args_t a{};
+      a.struct_size = sizeof(a);
+      a.client = device_.client();
+      a.stream = device_.stream();
+      a.executable = e.handle;
+      a.num_buffers = bufs.size();
+      a.buffers = bufs.data();
+      a.offsets = offs.data();
+      a.num_symbols = values.size();
+      a.symbol_values = values.data();
+      Status st = device_.check(device_.api().launch(&a), "launch of " + e.what);
+      if (!st.isOk()) return st.withContext(stepName(i, step) + " of program @" + p.name);
     }
-    std::vector<int64_t> values;
-    for (const std::string& name : e.symbols) {
-      auto it = s.find(name);
-      if (it == s.end())
-        return internalError(stepName(i, step) + ": " + e.what + " needs size symbol " + name +
-                             ", which no input binds");
-      values.push_back(it->second);
-    }
-    plugsdk_launch_args_t a{};
-    a.struct_size = sizeof(a);
-    a.client = device_.client();
-    a.stream = device_.stream();
-    a.executable = e.handle;
-    a.num_buffers = bufs.size();
-    a.buffers = bufs.data();
-    a.offsets = offs.data();
-    a.num_symbols = values.size();
-    a.symbol_values = values.data();
-    Status st = device_.check(device_.api().launch(&a), "launch of " + e.what);
-    if (!st.isOk()) return st.withContext(stepName(i, step) + " of program @" + p.name);
-  }
-  RETURN_IF_ERROR(device_.synchronize());
-  if (options.launchSeconds)
-    options.launchSeconds->push_back(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+    RETURN_IF_ERROR(device_.synchronize());
+    if (options.launchSeconds)
+      options.launchSeconds->push_back(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
   std::vector<exec::HostTensor> outs;
   for (const sched::ProgramOutput& o : p.outputs) {

@@ -194,7 +194,8 @@ sdk::StatusOr<IndexVal> KernelLowering::index(plugsdk_index_expr_t e, const Regi
       push(x, rr);
       continue;
     }
-    if (affineOk && op == PLUGSDK_INDEX_MUL && ((av.kind == K::kUniform && ar.isConst()) || (bv.kind == K::kUniform && br.isConst()))) {
+    if (affineOk && op == PLUGSDK_INDEX_MUL &&
+        ((av.kind == K::kUniform && ar.isConst()) || (bv.kind == K::kUniform && br.isConst()))) {
       const IndexVal& aff = av.kind == K::kAffine ? av : bv;
       const int64_t c = av.kind == K::kAffine ? br.lo : ar.lo;
       IndexVal x{K::kAffine, b_.CreateMul(aff.base, b_.getInt64(static_cast<uint64_t>(c))), aff.stride * c, nullptr};

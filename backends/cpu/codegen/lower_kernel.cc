@@ -89,13 +89,11 @@ VectorMode chooseMode(const sdk::KernelView& k, const Isa& isa) {
     for (size_t j = i + 1; j <= i + s.body_count; ++j) {
       const plugsdk_stmt_t& t = k.stmt(j);
       if (t.kind != PLUGSDK_STMT_LOAD && t.kind != PLUGSDK_STMT_STORE) continue;
-      if (k.numGrid() > 0 &&
-          staticStride(k.indexPool(), t.index, PLUGSDK_INDEX_GRID_VAR, static_cast<int64_t>(k.numGrid()) - 1) ==
-              std::optional<int64_t>(1))
+      if (k.numGrid() > 0 && staticStride(k.indexPool(), t.index, PLUGSDK_INDEX_GRID_VAR,
+                                          static_cast<int64_t>(k.numGrid()) - 1) == std::optional<int64_t>(1))
         ++gridVotes;
-      if (s.num_loop_sizes > 0 &&
-          staticStride(k.indexPool(), t.index, PLUGSDK_INDEX_LOOP_VAR, static_cast<int64_t>(s.num_loop_sizes) - 1) ==
-              std::optional<int64_t>(1))
+      if (s.num_loop_sizes > 0 && staticStride(k.indexPool(), t.index, PLUGSDK_INDEX_LOOP_VAR,
+                                               static_cast<int64_t>(s.num_loop_sizes) - 1) == std::optional<int64_t>(1))
         ++loopVotes;
     }
   }

@@ -17,7 +17,7 @@ bool isUnsigned(uint32_t d) { return d == PLUGSDK_DTYPE_U8 || d == PLUGSDK_DTYPE
 
 struct Acc {
   const plugsdk_stmt_t* s = nullptr;
-  uint32_t dtype = 0;          ///< the operand's dtype
+  uint32_t dtype = 0;  ///< the operand's dtype
   llvm::AllocaInst* value = nullptr;
   llvm::AllocaInst* best = nullptr;  ///< argmax / argmin: the position (i64 per lane)
 };
@@ -118,10 +118,14 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
       llvm::Value* take = nullptr;
       switch (a.s->op) {
         case PLUGSDK_REDUCE_SUM:
-          next = fp ? b_.CreateFAdd(acc, x) : a.dtype == PLUGSDK_DTYPE_BOOL ? b_.CreateOr(acc, x) : b_.CreateAdd(acc, x);
+          next = fp                              ? b_.CreateFAdd(acc, x)
+                 : a.dtype == PLUGSDK_DTYPE_BOOL ? b_.CreateOr(acc, x)
+                                                 : b_.CreateAdd(acc, x);
           break;
         case PLUGSDK_REDUCE_PROD:
-          next = fp ? b_.CreateFMul(acc, x) : a.dtype == PLUGSDK_DTYPE_BOOL ? b_.CreateAnd(acc, x) : b_.CreateMul(acc, x);
+          next = fp                              ? b_.CreateFMul(acc, x)
+                 : a.dtype == PLUGSDK_DTYPE_BOOL ? b_.CreateAnd(acc, x)
+                                                 : b_.CreateMul(acc, x);
           break;
         case PLUGSDK_REDUCE_MAX: next = maxMin(acc, x, a.dtype, true); break;
         case PLUGSDK_REDUCE_MIN: next = maxMin(acc, x, a.dtype, false); break;

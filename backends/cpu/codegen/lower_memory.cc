@@ -71,7 +71,8 @@ llvm::Value* KernelLowering::toStorage(llvm::Value* v, uint32_t dtype) {
       llvm::Type* i32 = like(b_.getInt32Ty());
       llvm::Value* bits = b_.CreateBitCast(v, i32);
       llvm::Value* lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), llvm::ConstantInt::get(i32, 1));
-      llvm::Value* rounded = b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(lsb, llvm::ConstantInt::get(i32, 0x7fff))), 16);
+      llvm::Value* rounded =
+          b_.CreateLShr(b_.CreateAdd(bits, b_.CreateAdd(lsb, llvm::ConstantInt::get(i32, 0x7fff))), 16);
       llvm::Value* isNan = b_.CreateFCmpUNO(v, v);
       llvm::Value* r = b_.CreateSelect(isNan, llvm::ConstantInt::get(i32, 0x7fc0), rounded);
       return b_.CreateTrunc(r, like(b_.getInt16Ty()));
@@ -124,7 +125,7 @@ sdk::StatusOr<Val> KernelLowering::load(const plugsdk_stmt_t& s, size_t pos, Reg
   if (ix->kind == K::kAffine && ix->stride == 1) {
     llvm::Value* ptr = b_.CreateGEP(st, base, ix->base);
     llvm::Value* v = mask ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(vt, ptr, align, mask, zero))
-                           : b_.CreateAlignedLoad(vt, ptr, align);
+                          : b_.CreateAlignedLoad(vt, ptr, align);
     return Val{fromStorage(v, s.dtype), true};
   }
   llvm::Value* ptrs = b_.CreateGEP(st, base, indexLanes(*ix, r));

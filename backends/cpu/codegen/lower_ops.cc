@@ -214,16 +214,21 @@ sdk::StatusOr<Val> KernelLowering::scalarOp(const plugsdk_stmt_t& s, size_t pos,
     case PLUGSDK_OP_BITWISE_NOT: v = b_.CreateNot(a); break;
     case PLUGSDK_OP_SQRT: v = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a); break;
     case PLUGSDK_OP_RSQRT: v = b_.CreateFDiv(fconst(1), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a)); break;
-    case PLUGSDK_OP_ADD: v = fp ? b_.CreateFAdd(a, b) : (dt == PLUGSDK_DTYPE_BOOL ? b_.CreateOr(a, b) : b_.CreateAdd(a, b)); break;
+    case PLUGSDK_OP_ADD:
+      v = fp ? b_.CreateFAdd(a, b) : (dt == PLUGSDK_DTYPE_BOOL ? b_.CreateOr(a, b) : b_.CreateAdd(a, b));
+      break;
     case PLUGSDK_OP_SUB: v = fp ? b_.CreateFSub(a, b) : b_.CreateSub(a, b); break;
-    case PLUGSDK_OP_MUL: v = fp ? b_.CreateFMul(a, b) : (dt == PLUGSDK_DTYPE_BOOL ? b_.CreateAnd(a, b) : b_.CreateMul(a, b)); break;
+    case PLUGSDK_OP_MUL:
+      v = fp ? b_.CreateFMul(a, b) : (dt == PLUGSDK_DTYPE_BOOL ? b_.CreateAnd(a, b) : b_.CreateMul(a, b));
+      break;
     case PLUGSDK_OP_DIV: v = fp ? b_.CreateFDiv(a, b) : intDivRem(s.op, a, b, dt, r); break;
     case PLUGSDK_OP_FMOD: v = fp ? b_.CreateFRem(a, b) : intDivRem(s.op, a, b, dt, r); break;
     case PLUGSDK_OP_REMAINDER:
       if (fp) {
         llvm::Value* m = b_.CreateFRem(a, b);
-        llvm::Value* adjust = b_.CreateAnd(b_.CreateFCmpUNE(m, fconst(0)),
-                                           b_.CreateXor(b_.CreateFCmpOLT(b, fconst(0)), b_.CreateFCmpOLT(m, fconst(0))));
+        llvm::Value* adjust =
+            b_.CreateAnd(b_.CreateFCmpUNE(m, fconst(0)),
+                         b_.CreateXor(b_.CreateFCmpOLT(b, fconst(0)), b_.CreateFCmpOLT(m, fconst(0))));
         v = b_.CreateSelect(adjust, b_.CreateFAdd(m, b), m);
       } else {
         v = intDivRem(s.op, a, b, dt, r);
@@ -238,7 +243,10 @@ sdk::StatusOr<Val> KernelLowering::scalarOp(const plugsdk_stmt_t& s, size_t pos,
         llvm::Value* result = iconst(1);
         llvm::Value* base = a;
         for (unsigned i = 0; i < bits; ++i) {
-          llvm::Value* bit = b_.CreateTrunc(b_.CreateLShr(b, iconst(i)), t->isVectorTy() ? static_cast<llvm::Type*>(llvm::VectorType::get(b_.getInt1Ty(), llvm::cast<llvm::VectorType>(t))) : b_.getInt1Ty());
+          llvm::Value* bit = b_.CreateTrunc(b_.CreateLShr(b, iconst(i)),
+                                            t->isVectorTy() ? static_cast<llvm::Type*>(llvm::VectorType::get(
+                                                                  b_.getInt1Ty(), llvm::cast<llvm::VectorType>(t)))
+                                                            : b_.getInt1Ty());
           result = b_.CreateSelect(bit, b_.CreateMul(result, base), result);
           base = b_.CreateMul(base, base);
         }
@@ -259,10 +267,18 @@ sdk::StatusOr<Val> KernelLowering::scalarOp(const plugsdk_stmt_t& s, size_t pos,
     case PLUGSDK_OP_BITWISE_XOR: v = b_.CreateXor(a, b); break;
     case PLUGSDK_OP_EQ: v = fp ? b_.CreateFCmpOEQ(a, b) : b_.CreateICmpEQ(a, b); break;
     case PLUGSDK_OP_NE: v = fp ? b_.CreateFCmpUNE(a, b) : b_.CreateICmpNE(a, b); break;
-    case PLUGSDK_OP_LT: v = fp ? b_.CreateFCmpOLT(a, b) : isUnsigned(dt) ? b_.CreateICmpULT(a, b) : b_.CreateICmpSLT(a, b); break;
-    case PLUGSDK_OP_LE: v = fp ? b_.CreateFCmpOLE(a, b) : isUnsigned(dt) ? b_.CreateICmpULE(a, b) : b_.CreateICmpSLE(a, b); break;
-    case PLUGSDK_OP_GT: v = fp ? b_.CreateFCmpOGT(a, b) : isUnsigned(dt) ? b_.CreateICmpUGT(a, b) : b_.CreateICmpSGT(a, b); break;
-    case PLUGSDK_OP_GE: v = fp ? b_.CreateFCmpOGE(a, b) : isUnsigned(dt) ? b_.CreateICmpUGE(a, b) : b_.CreateICmpSGE(a, b); break;
+    case PLUGSDK_OP_LT:
+      v = fp ? b_.CreateFCmpOLT(a, b) : isUnsigned(dt) ? b_.CreateICmpULT(a, b) : b_.CreateICmpSLT(a, b);
+      break;
+    case PLUGSDK_OP_LE:
+      v = fp ? b_.CreateFCmpOLE(a, b) : isUnsigned(dt) ? b_.CreateICmpULE(a, b) : b_.CreateICmpSLE(a, b);
+      break;
+    case PLUGSDK_OP_GT:
+      v = fp ? b_.CreateFCmpOGT(a, b) : isUnsigned(dt) ? b_.CreateICmpUGT(a, b) : b_.CreateICmpSGT(a, b);
+      break;
+    case PLUGSDK_OP_GE:
+      v = fp ? b_.CreateFCmpOGE(a, b) : isUnsigned(dt) ? b_.CreateICmpUGE(a, b) : b_.CreateICmpSGE(a, b);
+      break;
     default: {
       const char* name = libmName(s.op);
       if (!name) return fail(pos, "elementwise op " + std::to_string(s.op) + " is unknown to this backend");
@@ -330,7 +346,10 @@ sdk::StatusOr<Val> KernelLowering::rand(const plugsdk_stmt_t& s, Region& r) {
   x = b_.CreateMul(b_.CreateXor(x, b_.CreateLShr(x, k(30))), k(0xbf58476d1ce4e5b9ULL));
   x = b_.CreateMul(b_.CreateXor(x, b_.CreateLShr(x, k(27))), k(0x94d049bb133111ebULL));
   x = b_.CreateXor(x, b_.CreateLShr(x, k(31)));
-  const int bits = s.dtype == PLUGSDK_DTYPE_F16 ? 11 : s.dtype == PLUGSDK_DTYPE_BF16 ? 8 : s.dtype == PLUGSDK_DTYPE_F32 ? 24 : 53;
+  const int bits = s.dtype == PLUGSDK_DTYPE_F16    ? 11
+                   : s.dtype == PLUGSDK_DTYPE_BF16 ? 8
+                   : s.dtype == PLUGSDK_DTYPE_F32  ? 24
+                                                   : 53;
   llvm::Type* ft = computeType(s.dtype);
   if (varying) ft = llvm::VectorType::get(ft, r.lanes, false);
   llvm::Value* f = b_.CreateUIToFP(b_.CreateLShr(x, k(static_cast<uint64_t>(64 - bits))), ft);

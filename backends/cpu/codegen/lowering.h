@@ -65,19 +65,19 @@ struct Val {
 /// compile-time stride), or one i64 per lane.
 struct IndexVal {
   enum class Kind { kUniform, kAffine, kLanes } kind = Kind::kUniform;
-  llvm::Value* base = nullptr;  ///< i64: kUniform, kAffine
-  int64_t stride = 0;           ///< kAffine
+  llvm::Value* base = nullptr;   ///< i64: kUniform, kAffine
+  int64_t stride = 0;            ///< kAffine
   llvm::Value* lanes = nullptr;  ///< <N x i64>: kLanes
 };
 
 /// The lanes the statements being lowered run on.
 struct Region {
   uint32_t lanes = 1;
-  uint32_t laneKind = 0;  ///< PLUGSDK_INDEX_GRID_VAR or LOOP_VAR: which variable is per lane
-  int64_t laneVar = -1;   ///< its number; -1: no variable is per lane (lanes == 1)
-  llvm::Value* mask = nullptr;      ///< <lanes x i1>; nullptr: every lane active
-  std::vector<llvm::Value*> grid;   ///< i64 per grid var (the per-lane one: its lane-0 value)
-  std::vector<llvm::Value*> loop;   ///< i64 per loop var of the enclosing loop
+  uint32_t laneKind = 0;                            ///< PLUGSDK_INDEX_GRID_VAR or LOOP_VAR: which variable is per lane
+  int64_t laneVar = -1;                             ///< its number; -1: no variable is per lane (lanes == 1)
+  llvm::Value* mask = nullptr;                      ///< <lanes x i1>; nullptr: every lane active
+  std::vector<llvm::Value*> grid;                   ///< i64 per grid var (the per-lane one: its lane-0 value)
+  std::vector<llvm::Value*> loop;                   ///< i64 per loop var of the enclosing loop
   std::vector<std::optional<int64_t>> loopExtents;  ///< each loop var's extent, when a constant
 };
 
@@ -124,6 +124,7 @@ class KernelLowering {
  public:
   /// The register type of a dtype: i1, i8 ... i64, float (f16, bf16 and f32), double.
   llvm::Type* computeType(uint32_t dtype);
+
  private:
   sdk::StatusOr<Val> scalarOp(const plugsdk_stmt_t& s, size_t pos, Region& r);
   sdk::StatusOr<Val> cast(const plugsdk_stmt_t& s, Region& r);
@@ -158,16 +159,16 @@ class KernelLowering {
   VectorMode mode_;
   llvm::IRBuilder<> b_;
   llvm::Function* fn_ = nullptr;
-  llvm::BasicBlock* exit_ = nullptr;      ///< returns from the entry
+  llvm::BasicBlock* exit_ = nullptr;  ///< returns from the entry
   llvm::Value* frame_ = nullptr;
   llvm::Value* statusPtr_ = nullptr;
-  std::vector<llvm::Value*> argPtrs_;     ///< loaded once in the entry block
-  std::vector<llvm::Value*> symbols_;     ///< i64 launch values
+  std::vector<llvm::Value*> argPtrs_;  ///< loaded once in the entry block
+  std::vector<llvm::Value*> symbols_;  ///< i64 launch values
   std::vector<llvm::Value*> gridSizes_;
   std::vector<std::optional<int64_t>> gridExtents_;  ///< each grid dim's extent, when a constant
   std::vector<Val> values_;
   std::vector<uint32_t> valueTypes_;
-  std::vector<size_t> checkOrdinal_;      ///< statement position -> CHECK ordinal
+  std::vector<size_t> checkOrdinal_;  ///< statement position -> CHECK ordinal
 };
 
 }  // namespace plugsdk::cpu::codegen

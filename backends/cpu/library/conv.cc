@@ -30,7 +30,8 @@ struct Geometry {
 
 sdk::StatusOr<Geometry> geometry(const TensorRef& x, const TensorRef& w, const TensorRef& out, const Attributes& a) {
   const size_t sd = x.shape.size() - 2;
-  if (x.shape.size() < 3 || x.shape.size() > 5 || w.shape.size() != x.shape.size() || out.shape.size() != x.shape.size())
+  if (x.shape.size() < 3 || x.shape.size() > 5 || w.shape.size() != x.shape.size() ||
+      out.shape.size() != x.shape.size())
     return sdk::invalidArgument("convolution operands must have 1 to 3 spatial dims and equal ranks");
   Geometry g;
   sdk::StatusOr<std::vector<int64_t>> stride = a.getInts("stride"), pad = a.getInts("padding"),
@@ -117,7 +118,8 @@ sdk::Status direct(const Geometry& g, const TensorRef& x, const TensorRef& w, co
                 if (fp)
                   accF[static_cast<size_t>(p)] += loadDouble(x.base, x.dtype, xi) * wf;
                 else
-                  accI[static_cast<size_t>(p)] += static_cast<uint64_t>(loadInt(x.base, x.dtype, xi)) * static_cast<uint64_t>(wi);
+                  accI[static_cast<size_t>(p)] +=
+                      static_cast<uint64_t>(loadInt(x.base, x.dtype, xi)) * static_cast<uint64_t>(wi);
               }
             }
       }
@@ -222,10 +224,10 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
     for (int64_t o = 0; o < g.o; ++o)
       for (int64_t ci = 0; ci < cg; ++ci)
         for (int64_t q = 0; q < kv; ++q)
-          wcopy[(o * cg + ci) * kv + q] = static_cast<float>(loadDouble(
-              w.base, w.dtype,
-              w.offset + o * g.ws[0] + ci * g.ws[1] + (q / (g.k[1] * g.k[2])) * g.ws[2] +
-                  ((q / g.k[2]) % g.k[1]) * g.ws[3] + (q % g.k[2]) * g.ws[4]));
+          wcopy[(o * cg + ci) * kv + q] =
+              static_cast<float>(loadDouble(w.base, w.dtype,
+                                            w.offset + o * g.ws[0] + ci * g.ws[1] + (q / (g.k[1] * g.k[2])) * g.ws[2] +
+                                                ((q / g.k[2]) % g.k[1]) * g.ws[3] + (q % g.k[2]) * g.ws[4]));
   // The epilogue's grid is the output's [N, O, s...]: outer points are (n, o, s but the
   // last), inner points the last spatial dim, so a block of (channels x positions) is a
   // set of row pieces.
@@ -295,8 +297,9 @@ sdk::Status runConvolution(const TensorRef& x, const TensorRef& w, const TensorR
   sdk::StatusOr<bool> transposed = attrs.getBool("transposed");
   if (!transposed.isOk()) return transposed.status();
   if (g->n == 0 || g->o == 0 || g->outP() == 0) return sdk::Status::ok();
-  const bool floatPath = (x.dtype == PLUGSDK_DTYPE_F32 || x.dtype == PLUGSDK_DTYPE_F16 || x.dtype == PLUGSDK_DTYPE_BF16) &&
-                         out.dtype != PLUGSDK_DTYPE_F64 && isFloatDtype(out.dtype);
+  const bool floatPath =
+      (x.dtype == PLUGSDK_DTYPE_F32 || x.dtype == PLUGSDK_DTYPE_F16 || x.dtype == PLUGSDK_DTYPE_BF16) &&
+      out.dtype != PLUGSDK_DTYPE_F64 && isFloatDtype(out.dtype);
   if (!*transposed && floatPath) return viaGemm(*g, x, w, out, ctx);
   return direct(*g, x, w, out, *transposed, *ctx.arena);
 }

@@ -59,16 +59,44 @@ inline uint32_t dtypeBytes(uint32_t d) {
 inline double loadDouble(const uint8_t* base, uint32_t d, int64_t i) {
   const uint8_t* p = base + i * static_cast<int64_t>(dtypeBytes(d));
   switch (d) {
-    case PLUGSDK_DTYPE_F64: { double v; std::memcpy(&v, p, 8); return v; }
-    case PLUGSDK_DTYPE_F32: { float v; std::memcpy(&v, p, 4); return v; }
-    case PLUGSDK_DTYPE_F16: { uint16_t v; std::memcpy(&v, p, 2); return f16ToF32(v); }
-    case PLUGSDK_DTYPE_BF16: { uint16_t v; std::memcpy(&v, p, 2); return bf16ToF32(v); }
+    case PLUGSDK_DTYPE_F64: {
+      double v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    case PLUGSDK_DTYPE_F32: {
+      float v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case PLUGSDK_DTYPE_F16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return f16ToF32(v);
+    }
+    case PLUGSDK_DTYPE_BF16: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return bf16ToF32(v);
+    }
     case PLUGSDK_DTYPE_BOOL: return *p != 0;
     case PLUGSDK_DTYPE_U8: return *p;
     case PLUGSDK_DTYPE_I8: return static_cast<int8_t>(*p);
-    case PLUGSDK_DTYPE_I16: { int16_t v; std::memcpy(&v, p, 2); return v; }
-    case PLUGSDK_DTYPE_I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    default: { int64_t v; std::memcpy(&v, p, 8); return static_cast<double>(v); }
+    case PLUGSDK_DTYPE_I16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case PLUGSDK_DTYPE_I32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return static_cast<double>(v);
+    }
   }
 }
 
@@ -79,9 +107,21 @@ inline int64_t loadInt(const uint8_t* base, uint32_t d, int64_t i) {
     case PLUGSDK_DTYPE_BOOL: return *p != 0;
     case PLUGSDK_DTYPE_U8: return *p;
     case PLUGSDK_DTYPE_I8: return static_cast<int8_t>(*p);
-    case PLUGSDK_DTYPE_I16: { int16_t v; std::memcpy(&v, p, 2); return v; }
-    case PLUGSDK_DTYPE_I32: { int32_t v; std::memcpy(&v, p, 4); return v; }
-    default: { int64_t v; std::memcpy(&v, p, 8); return v; }
+    case PLUGSDK_DTYPE_I16: {
+      int16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case PLUGSDK_DTYPE_I32: {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    default: {
+      int64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
   }
 }
 
@@ -90,9 +130,21 @@ inline void storeDouble(uint8_t* base, uint32_t d, int64_t i, double v) {
   uint8_t* p = base + i * static_cast<int64_t>(dtypeBytes(d));
   switch (d) {
     case PLUGSDK_DTYPE_F64: std::memcpy(p, &v, 8); return;
-    case PLUGSDK_DTYPE_F32: { const float f = static_cast<float>(v); std::memcpy(p, &f, 4); return; }
-    case PLUGSDK_DTYPE_F16: { const uint16_t h = f32ToF16(static_cast<float>(v)); std::memcpy(p, &h, 2); return; }
-    case PLUGSDK_DTYPE_BF16: { const uint16_t h = f32ToBf16(static_cast<float>(v)); std::memcpy(p, &h, 2); return; }
+    case PLUGSDK_DTYPE_F32: {
+      const float f = static_cast<float>(v);
+      std::memcpy(p, &f, 4);
+      return;
+    }
+    case PLUGSDK_DTYPE_F16: {
+      const uint16_t h = f32ToF16(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      return;
+    }
+    case PLUGSDK_DTYPE_BF16: {
+      const uint16_t h = f32ToBf16(static_cast<float>(v));
+      std::memcpy(p, &h, 2);
+      return;
+    }
     default: return;
   }
 }
@@ -104,8 +156,16 @@ inline void storeInt(uint8_t* base, uint32_t d, int64_t i, int64_t v) {
     case PLUGSDK_DTYPE_BOOL: *p = v != 0; return;
     case PLUGSDK_DTYPE_U8:
     case PLUGSDK_DTYPE_I8: *p = static_cast<uint8_t>(v); return;
-    case PLUGSDK_DTYPE_I16: { const auto x = static_cast<int16_t>(v); std::memcpy(p, &x, 2); return; }
-    case PLUGSDK_DTYPE_I32: { const auto x = static_cast<int32_t>(v); std::memcpy(p, &x, 4); return; }
+    case PLUGSDK_DTYPE_I16: {
+      const auto x = static_cast<int16_t>(v);
+      std::memcpy(p, &x, 2);
+      return;
+    }
+    case PLUGSDK_DTYPE_I32: {
+      const auto x = static_cast<int32_t>(v);
+      std::memcpy(p, &x, 4);
+      return;
+    }
     default: std::memcpy(p, &v, 8); return;
   }
 }

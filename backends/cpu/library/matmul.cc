@@ -40,7 +40,8 @@ GemmElement elementOf(uint32_t d) {
 
 sdk::Status runMatmul(const TensorRef& a, const TensorRef& b, const TensorRef& out, const LibraryContext& ctx) {
   const size_t r = out.shape.size();
-  if (r < 2 || a.shape.size() != r || b.shape.size() != r) return sdk::invalidArgument("matmul operands of unequal rank");
+  if (r < 2 || a.shape.size() != r || b.shape.size() != r)
+    return sdk::invalidArgument("matmul operands of unequal rank");
   const int64_t M = out.shape[r - 2], N = out.shape[r - 1], K = a.shape[r - 1];
   const bool floatPath = a.dtype == PLUGSDK_DTYPE_F32 || a.dtype == PLUGSDK_DTYPE_F16 || a.dtype == PLUGSDK_DTYPE_BF16;
   if (floatPath && isFloatDtype(out.dtype) && out.dtype != PLUGSDK_DTYPE_F64) {
@@ -48,7 +49,8 @@ sdk::Status runMatmul(const TensorRef& a, const TensorRef& b, const TensorRef& o
     const bool direct = out.dtype == PLUGSDK_DTYPE_F32 && out.strides[r - 1] == 1 && out.strides[r - 2] == N;
     std::unique_ptr<float[]> temp;
     if (!direct) temp.reset(new (std::nothrow) float[static_cast<size_t>(M * N)]);
-    if (!direct && !temp) return sdk::resourceExhausted("matmul: no memory for an f32 result of " + std::to_string(M * N));
+    if (!direct && !temp)
+      return sdk::resourceExhausted("matmul: no memory for an f32 result of " + std::to_string(M * N));
     sdk::Status st = sdk::Status::ok();
     // A fused epilogue runs on each block of C as the GEMM finishes it (its grid is the
     // result's shape, so rows of batch entry i are outer points i * M + m).

@@ -118,7 +118,8 @@ sdk::Status runSdpa(const TensorRef& q, const TensorRef& k, const TensorRef& v, 
         pr.k = E;
         pr.a = {q.base + (qo + l0 * q.strides[q.shape.size() - 2]) * dtypeBytes(q.dtype), elementOf(q.dtype),
                 q.strides[q.shape.size() - 2], q.strides.back(), 0};
-        pr.b = {k.base + ko * dtypeBytes(k.dtype), elementOf(k.dtype), k.strides.back(), k.strides[k.shape.size() - 2], 0};
+        pr.b = {k.base + ko * dtypeBytes(k.dtype), elementOf(k.dtype), k.strides.back(), k.strides[k.shape.size() - 2],
+                0};
         pr.c = sf.data();
         pr.ldc = S;
         sdk::Status st = gemm(*ctx.gemm, pr, GemmOptions{});
@@ -183,7 +184,8 @@ sdk::Status runSdpa(const TensorRef& q, const TensorRef& k, const TensorRef& v, 
         pr.n = Ev;
         pr.k = S;
         pr.a = {sf.data(), GemmElement::kF32, S, 1, 0};
-        pr.b = {v.base + vo * dtypeBytes(v.dtype), elementOf(v.dtype), v.strides[v.shape.size() - 2], v.strides.back(), 0};
+        pr.b = {v.base + vo * dtypeBytes(v.dtype), elementOf(v.dtype), v.strides[v.shape.size() - 2], v.strides.back(),
+                0};
         pr.c = pv.data();
         pr.ldc = Ev;
         sdk::Status st = gemm(*ctx.gemm, pr, GemmOptions{});

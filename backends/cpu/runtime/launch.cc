@@ -117,7 +117,8 @@ sdk::Status PreparedLaunch::status() const {
   if (st == kStatusDivisionByZero) return sdk::invalidArgument(who + "integer division by zero (ZeroDivisionError)");
   if (st == kStatusEmptyReduce) return sdk::invalidArgument(who + "a max/min/argmax/argmin over an empty loop");
   const size_t check = static_cast<size_t>(st - kStatusCheckBase);
-  if (st >= kStatusCheckBase && check < k_->checkMessages.size()) return sdk::outOfRange(who + k_->checkMessages[check]);
+  if (st >= kStatusCheckBase && check < k_->checkMessages.size())
+    return sdk::outOfRange(who + k_->checkMessages[check]);
   return sdk::internalError(who + "unknown status " + std::to_string(st));
 }
 

@@ -78,7 +78,10 @@ TEST(Jit, MalformedModuleIsAnError) {
 TEST(Jit, DamagedObjectIsAnError) {
   auto jit = Jit::create(*selectIsa(hostFeatures(), ""));
   ASSERT_TRUE(jit.isOk());
-  auto lo = (*jit)->load("\x7f" "ELF this is not an object", "garbage", {"f"});
+  auto lo = (*jit)->load(
+      "\x7f"
+      "ELF this is not an object",
+      "garbage", {"f"});
   ASSERT_FALSE(lo.isOk());
   EXPECT_NE(lo.status().message().find("garbage"), std::string::npos) << lo.status().message();
 }

@@ -156,8 +156,7 @@ TEST(CpuPlugin, IntegerDivisionByZeroIsAnError) {
   b.setInt(77, 1);
   auto ok = (*dp)->run({a, b});
   ASSERT_TRUE(ok.isOk()) << ok.status().toString();
-  for (int i = 0; i < 100; ++i)
-    EXPECT_EQ((*ok)[0].getInt(i), (i - 50) / b.getInt(i)) << i;  // C truncation
+  for (int i = 0; i < 100; ++i) EXPECT_EQ((*ok)[0].getInt(i), (i - 50) / b.getInt(i)) << i;  // C truncation
 }
 
 TEST(CpuPlugin, LlvmFailureNamesTheKernelAndKeepsTheFailingIr) {
@@ -197,8 +196,10 @@ TEST(CpuPlugin, StageDumps) {
     std::stringstream ss;
     ss << in.rdbuf();
     if (ends(".kir")) kir += ss.str().find("kernel @") != std::string::npos;
-    if (ends(".opt.ll")) opt += ss.str().find("define") != std::string::npos;
-    else if (ends(".ll")) ll += ss.str().find("define") != std::string::npos;
+    if (ends(".opt.ll"))
+      opt += ss.str().find("define") != std::string::npos;
+    else if (ends(".ll"))
+      ll += ss.str().find("define") != std::string::npos;
     if (ends(".s")) s += ss.str().find("ymm") != std::string::npos && ss.str().find("zmm") == std::string::npos;
   }
   EXPECT_GT(kir, 0);
