@@ -57,13 +57,16 @@ sdk::StatusOr<Geometry> geometry(const TensorRef& x, const TensorRef& w, const T
     g.k[3 - sd + i] = w.shape[2 + i];
     g.out[3 - sd + i] = out.shape[2 + i];
   }
-  auto strides5 = [&](const TensorRef& t, std::array<int64_t, 5>& s) {
+  // The added leading unit dims get the stride a row-major layout would give them, so that
+  // contiguity checks see through them.
+  auto strides5 = [&](const TensorRef& t, const std::array<int64_t, 3>& size, std::array<int64_t, 5>& s) {
     s = {t.strides[0], t.strides[1], 0, 0, 0};
     for (size_t i = 0; i < sd; ++i) s[2 + 3 - sd + i] = t.strides[2 + i];
+    for (size_t i = 3 - sd; i-- > 0;) s[2 + i] = s[3 + i] * size[i + 1];
   };
-  strides5(x, g.xs);
-  strides5(w, g.ws);
-  strides5(out, g.os);
+  strides5(x, g.in, g.xs);
+  strides5(w, g.k, g.ws);
+  strides5(out, g.out, g.os);
   if (g.groups <= 0 || g.c % g.groups != 0 || g.o % g.groups != 0)
     return sdk::invalidArgument("convolution groups do not divide the channels");
   return g;
@@ -145,59 +148,76 @@ GemmElement elementOf(uint32_t d) {
 /// k = (c, k0, k1, k2) and j = (y0, y1, y2) row-major. It is never stored whole.
 void packIm2col(const Geometry& g, const TensorRef& x, int64_t grp, int64_t n, int64_t k0, int64_t depth, int64_t j0,
                 int64_t count, int w, float* dst) {
-  const int64_t cg = g.c / g.groups, kv = g.kVol();
+  const int64_t cg = g.c / g.groups;
   const float* xf = x.dtype == PLUGSDK_DTYPE_F32 ? reinterpret_cast<const float*>(x.base) : nullptr;
   const int64_t panels = (count + w - 1) / w;
-  // A panel's columns are runs along output rows (one or two for a panel of 32 columns and
-  // rows of 56): decoded once per panel, then reused for every k.
+  // The columns are runs along output rows (one or two per panel of 32 columns for rows of
+  // 56), decoded once; each k then costs no division (the inner loops are copies).
   struct Run {
-    int64_t at, len, y0, y1, y2;
+    float* at;  // in the panel of k = 0
+    int64_t len, y0, y1, y2;
   };
   std::vector<Run> runs;
   for (int64_t p = 0; p < panels; ++p) {
     const int64_t rows = std::min<int64_t>(w, count - p * w);
-    runs.clear();
     for (int64_t i = 0, j = j0 + p * w; i < rows;) {
       const int64_t y2 = j % g.out[2], y1 = (j / g.out[2]) % g.out[1], y0 = j / (g.out[1] * g.out[2]);
       const int64_t len = std::min(rows - i, g.out[2] - y2);
-      runs.push_back({i, len, y0, y1, y2});
+      runs.push_back({dst + p * w * depth + i, len, y0, y1, y2});
       i += len;
       j += len;
     }
-    for (int64_t kk = 0; kk < depth; ++kk) {
-      const int64_t k = k0 + kk, ci = k / kv, q = k % kv;
-      const int64_t a0 = q / (g.k[1] * g.k[2]), a1 = (q / g.k[2]) % g.k[1], a2 = q % g.k[2];
-      const int64_t base = xAt(g, x, n, grp * cg + ci, 0, 0, 0);
-      const int64_t s2 = g.stride[2], off2 = a2 * g.dil[2] - g.pad[2];  // input column = y2 * s2 + off2
-      float* d = dst + p * w * depth + kk * w;
-      for (const Run& r : runs) {
-        float* o = d + r.at;
-        const int64_t i0 = r.y0 * g.stride[0] - g.pad[0] + a0 * g.dil[0];
-        const int64_t i1 = r.y1 * g.stride[1] - g.pad[1] + a1 * g.dil[1];
-        if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
-          for (int64_t t = 0; t < r.len; ++t) o[t] = 0.0f;
-          continue;
-        }
-        const int64_t row = base + i0 * g.xs[2] + i1 * g.xs[3];
-        // Output columns y2 + t whose input column lies in [0, in2): t in [lo, hi).
-        const int64_t first = r.y2 * s2 + off2;
-        int64_t lo = first >= 0 ? 0 : (-first + s2 - 1) / s2;
-        int64_t hi = first >= g.in[2] ? 0 : (g.in[2] - first + s2 - 1) / s2;
-        lo = std::min(lo, r.len);
-        hi = std::clamp(hi, lo, r.len);
-        for (int64_t t = 0; t < lo; ++t) o[t] = 0.0f;
-        if (xf && s2 == 1 && g.xs[4] == 1) {
-          const float* src = xf + row + first;
-          for (int64_t t = lo; t < hi; ++t) o[t] = src[t];
-        } else if (xf) {
-          for (int64_t t = lo; t < hi; ++t) o[t] = xf[row + (first + t * s2) * g.xs[4]];
-        } else {
-          for (int64_t t = lo; t < hi; ++t)
-            o[t] = static_cast<float>(loadDouble(x.base, x.dtype, row + (first + t * s2) * g.xs[4]));
-        }
-        for (int64_t t = hi; t < r.len; ++t) o[t] = 0.0f;
+    if (rows < w)  // the last panel's padding columns, for every k
+      for (int64_t kk = 0; kk < depth; ++kk)
+        for (int64_t i = rows; i < w; ++i) dst[p * w * depth + kk * w + i] = 0.0f;
+  }
+  const int64_t s2 = g.stride[2];
+  // k = ((ci * k0 + a0) * k1 + a1) * k2 + a2, stepped without dividing.
+  int64_t a2 = k0 % g.k[2], a1 = (k0 / g.k[2]) % g.k[1], a0 = (k0 / (g.k[1] * g.k[2])) % g.k[0],
+          ci = k0 / g.kVol();
+  for (int64_t kk = 0; kk < depth; ++kk) {
+    const int64_t base = xAt(g, x, n, grp * cg + ci, 0, 0, 0);
+    const int64_t off0 = a0 * g.dil[0] - g.pad[0], off1 = a1 * g.dil[1] - g.pad[1], off2 = a2 * g.dil[2] - g.pad[2];
+    for (const Run& r : runs) {
+      float* o = r.at + kk * w;
+      const int64_t i0 = r.y0 * g.stride[0] + off0, i1 = r.y1 * g.stride[1] + off1;
+      if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
+        for (int64_t t = 0; t < r.len; ++t) o[t] = 0.0f;
+        continue;
       }
-      for (int64_t i = rows; i < w; ++i) d[i] = 0.0f;
+      const int64_t row = base + i0 * g.xs[2] + i1 * g.xs[3];
+      // Output columns y2 + t whose input column first + t * s2 lies in [0, in2): [lo, hi).
+      const int64_t first = r.y2 * s2 + off2;
+      int64_t lo, hi;
+      if (s2 == 1) {
+        lo = first >= 0 ? 0 : -first;
+        hi = g.in[2] - first;
+      } else {
+        lo = first >= 0 ? 0 : (-first + s2 - 1) / s2;
+        hi = first >= g.in[2] ? 0 : (g.in[2] - first + s2 - 1) / s2;
+      }
+      lo = std::min(lo, r.len);
+      hi = std::clamp(hi, lo, r.len);
+      for (int64_t t = 0; t < lo; ++t) o[t] = 0.0f;
+      if (xf && s2 == 1 && g.xs[4] == 1) {
+        std::memcpy(o + lo, xf + row + first + lo, static_cast<size_t>(hi - lo) * sizeof(float));
+      } else if (xf) {
+        for (int64_t t = lo; t < hi; ++t) o[t] = xf[row + (first + t * s2) * g.xs[4]];
+      } else {
+        for (int64_t t = lo; t < hi; ++t)
+          o[t] = static_cast<float>(loadDouble(x.base, x.dtype, row + (first + t * s2) * g.xs[4]));
+      }
+      for (int64_t t = hi; t < r.len; ++t) o[t] = 0.0f;
+    }
+    if (++a2 == g.k[2]) {
+      a2 = 0;
+      if (++a1 == g.k[1]) {
+        a1 = 0;
+        if (++a0 == g.k[0]) {
+          a0 = 0;
+          ++ci;
+        }
+      }
     }
   }
 }
