@@ -168,6 +168,11 @@ struct Plan {
   int64_t mc, kc, nc;  // cache blocks (mc % MR == 0, nc % NR == 0)
   int64_t tm, tn;      // parallel tiles of C (tm % MR == 0, tn % NR == 0)
   int64_t tilesM, tilesN;
+  // A packed once for the whole call, when every task would pack the same A (one tile of M
+  // and A shared by the batch, or several tiles of N): block (pc, ic) at
+  // packedA + (pc / kc) * aPcStride + ic * kb, where kb is that k block's depth.
+  const float* packedA = nullptr;
+  int64_t aPcStride = 0;
 };
 
 /// Packing buffers. Each thread keeps one set between calls (allocating and faulting in
@@ -234,10 +239,14 @@ void runTile(const Plan& pl, int64_t batch, int64_t m0, int64_t m1, int64_t n0, 
                   s.b.get());
       for (int64_t ic = m0; ic < m1; ic += pl.mc) {
         const int64_t mb = std::min(pl.mc, m1 - ic);
-        packBlock(p.a, aBatch + ic * p.a.rowStride + pc * p.a.colStride, p.a.rowStride, p.a.colStride, mb, mr, kb,
-                  s.a.get());
+        const float* aBlock = s.a.get();
+        if (pl.packedA)
+          aBlock = pl.packedA + (pc / pl.kc) * pl.aPcStride + ic * kb;
+        else
+          packBlock(p.a, aBatch + ic * p.a.rowStride + pc * p.a.colStride, p.a.rowStride, p.a.colStride, mb, mr, kb,
+                    s.a.get());
         for (int64_t ir = 0; ir < mb; ir += mr) {
-          const float* ap = s.a.get() + ir * kb;
+          const float* ap = aBlock + ir * kb;
           const int64_t rows = std::min<int64_t>(mr, mb - ir);
           for (int64_t jr = 0; jr < nb; jr += nr) {
             const float* bp = s.b.get() + jr * kb;
@@ -333,6 +342,25 @@ sdk::Status gemm(const GemmKernels& kernels, const GemmProblem& problem, const G
   if (macs < (1 << 20)) threads = 1;
   planTiles(pl, threads);
   const int64_t tasks = problem.batch * pl.tilesM * pl.tilesN;
+  // Pack A once when the tasks would all pack the same A (a convolution's weights for every
+  // image, or the columns of a wide C split into tiles): it is read-only afterwards.
+  Buffer packedA(nullptr);
+  if (tasks > 1 && pl.tilesM == 1 && problem.k > 0 && (problem.batch == 1 || problem.a.batchStride == 0)) {
+    const int64_t mPad = roundUp(problem.m, mr);
+    pl.aPcStride = mPad * pl.kc;
+    packedA = allocate(ceilDiv(problem.k, pl.kc) * pl.aPcStride);
+    if (packedA) {
+      for (int64_t pc = 0; pc < problem.k; pc += pl.kc) {
+        const int64_t kb = std::min(pl.kc, problem.k - pc);
+        for (int64_t ic = 0; ic < problem.m; ic += pl.mc) {
+          const int64_t mb = std::min(pl.mc, problem.m - ic);
+          packBlock(problem.a, ic * problem.a.rowStride + pc * problem.a.colStride, problem.a.rowStride,
+                    problem.a.colStride, mb, mr, kb, packedA.get() + (pc / pl.kc) * pl.aPcStride + ic * kb);
+        }
+      }
+      pl.packedA = packedA.get();
+    }
+  }
 
   auto runTask = [&pl, &problem](int64_t t, Scratch& s) {
     const int64_t perBatch = pl.tilesM * pl.tilesN;
