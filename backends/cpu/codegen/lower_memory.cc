@@ -128,6 +128,25 @@ sdk::StatusOr<Val> KernelLowering::load(const plugsdk_stmt_t& s, size_t pos, Reg
                           : b_.CreateAlignedLoad(vt, ptr, align);
     return Val{fromStorage(v, s.dtype), true};
   }
+  if (ix->kind == K::kAffine && ix->stride >= 2 && ix->stride <= 4) {
+    // A small constant stride (pooling windows, strided views): one contiguous masked load
+    // of lanes * stride elements that touches only the wanted ones, then a shuffle. Masked
+    // loads never fault on masked-off elements, so nothing past the tensor is read.
+    const auto sN = static_cast<uint32_t>(ix->stride);
+    auto* wide = llvm::VectorType::get(st, n * sN, false);
+    std::vector<llvm::Constant*> pattern;
+    std::vector<int> spread, pick;
+    for (uint32_t i = 0; i < n * sN; ++i) {
+      pattern.push_back(b_.getInt1(i % sN == 0));
+      spread.push_back(static_cast<int>(i / sN));
+    }
+    for (uint32_t i = 0; i < n; ++i) pick.push_back(static_cast<int>(i * sN));
+    llvm::Value* wideMask = llvm::ConstantVector::get(pattern);
+    if (mask) wideMask = b_.CreateAnd(wideMask, b_.CreateShuffleVector(mask, spread));
+    llvm::Value* v = b_.CreateMaskedLoad(wide, b_.CreateGEP(st, base, ix->base), align, wideMask,
+                                         llvm::Constant::getNullValue(wide));
+    return Val{fromStorage(b_.CreateShuffleVector(v, pick), s.dtype), true};
+  }
   llvm::Value* ptrs = b_.CreateGEP(st, base, indexLanes(*ix, r));
   if (ix->kind == K::kUniform) ptrs = b_.CreateVectorSplat(n, b_.CreateGEP(st, base, ix->base));
   llvm::Value* allOn = llvm::Constant::getAllOnesValue(llvm::VectorType::get(b_.getInt1Ty(), n, false));
