@@ -19,15 +19,17 @@ BUILD = pathlib.Path(os.environ.get("PLUGSDK_BUILD_DIR", ROOT / "build"))
 RUNNER = BUILD / "bin" / "plugsdk-conformance"
 
 
-def cpu_has_avx512() -> bool:
+def cpu_has(*features: str) -> bool:
     flags = pathlib.Path("/proc/cpuinfo").read_text()
-    return all(f" {f}" in flags for f in ("avx512f", "avx512vl", "avx512bw", "avx512dq"))
+    return all(f" {f}" in flags for f in features)
 
 
 @pytest.mark.parametrize("isa", ["avx512", "avx2", "scalar"])
 def test_cpu_plugin_is_certified(tmp_path: pathlib.Path, isa: str):
-    if isa == "avx512" and not cpu_has_avx512():
+    if isa == "avx512" and not cpu_has("avx512f", "avx512vl", "avx512bw", "avx512dq"):
         pytest.skip("this CPU has no AVX-512 (F, VL, BW, DQ)")
+    if isa == "avx2" and not cpu_has("avx2", "fma", "f16c"):
+        pytest.skip("this CPU has no AVX2, FMA and F16C")
     env = dict(os.environ, PLUGSDK_CPU_ISA=isa, PLUGSDK_CACHE_DIR=str(tmp_path / "cache"))
     r = subprocess.run([str(RUNNER), "--plugin", "cpu", "--expectations",
                         str(ROOT / "conformance" / "expectations" / "cpu.txt"), "--report", str(tmp_path)],
