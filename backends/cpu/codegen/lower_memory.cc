@@ -3,26 +3,9 @@
 // scatters, masks (the tail's and a masked load's), and combining stores as atomic
 // read-modify-writes per lane (threads may hit the same element).
 #include "backends/cpu/codegen/lowering.h"
+#include "backends/cpu/library/elements.h"
 
 namespace plugsdk::cpu::codegen {
-
-namespace {
-
-uint32_t elementBytes(uint32_t dtype) {
-  switch (dtype) {
-    case PLUGSDK_DTYPE_BOOL:
-    case PLUGSDK_DTYPE_U8:
-    case PLUGSDK_DTYPE_I8: return 1;
-    case PLUGSDK_DTYPE_I16:
-    case PLUGSDK_DTYPE_F16:
-    case PLUGSDK_DTYPE_BF16: return 2;
-    case PLUGSDK_DTYPE_I32:
-    case PLUGSDK_DTYPE_F32: return 4;
-    default: return 8;
-  }
-}
-
-}  // namespace
 
 llvm::Type* KernelLowering::storageType(uint32_t dtype) {
   switch (dtype) {
@@ -88,7 +71,7 @@ sdk::StatusOr<Val> KernelLowering::load(const plugsdk_stmt_t& s, size_t pos, Reg
   if (arg.dtype != s.dtype) return fail(pos, "a load of another dtype than its argument's");
   llvm::Type* st = storageType(s.dtype);
   if (!st) return fail(pos, "a load of dtype " + std::to_string(s.dtype));
-  const llvm::Align align(elementBytes(s.dtype));
+  const llvm::Align align(dtypeBytes(s.dtype));
   sdk::StatusOr<IndexVal> ix = index(s.index, r);
   if (!ix.isOk()) return ix.status();
   llvm::Value* base = argPointer(s.arg);
@@ -158,7 +141,7 @@ sdk::Status KernelLowering::store(const plugsdk_stmt_t& s, size_t pos, Region& r
   const plugsdk_kernel_arg_t& arg = k_.arg(static_cast<size_t>(s.arg));
   llvm::Type* st = storageType(arg.dtype);
   if (!st) return fail(pos, "a store of dtype " + std::to_string(arg.dtype));
-  const llvm::Align align(elementBytes(arg.dtype));
+  const llvm::Align align(dtypeBytes(arg.dtype));
   sdk::StatusOr<IndexVal> ix = index(s.index, r);
   if (!ix.isOk()) return ix.status();
   const Val v = values_[static_cast<size_t>(s.operands[0])];
@@ -198,7 +181,7 @@ sdk::Status KernelLowering::combiningStore(const plugsdk_stmt_t& s, llvm::Value*
                                            llvm::Value* mask, uint32_t lanes) {
   const uint32_t dtype = k_.arg(static_cast<size_t>(s.arg)).dtype;
   llvm::Type* st = storageType(dtype);
-  const llvm::Align align(elementBytes(dtype));
+  const llvm::Align align(dtypeBytes(dtype));
   const bool fp = dtype >= PLUGSDK_DTYPE_F16;
   const bool isUnsigned = dtype == PLUGSDK_DTYPE_U8 || dtype == PLUGSDK_DTYPE_BOOL;
   for (uint32_t lane = 0; lane < lanes; ++lane) {
@@ -224,7 +207,7 @@ sdk::Status KernelLowering::combiningStore(const plugsdk_stmt_t& s, llvm::Value*
     if (rmw) {
       b_.CreateAtomicRMW(*rmw, ptr, toStorage(v, dtype), align, llvm::AtomicOrdering::Monotonic);
     } else {
-      llvm::Type* it = b_.getIntNTy(elementBytes(dtype) * 8);
+      llvm::Type* it = b_.getIntNTy(dtypeBytes(dtype) * 8);
       llvm::BasicBlock* pre = b_.GetInsertBlock();
       llvm::BasicBlock* loopB = llvm::BasicBlock::Create(ctx_, "cas", fn_);
       llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "cas.done", fn_);

@@ -139,10 +139,6 @@ sdk::Status direct(const Geometry& g, const TensorRef& x, const TensorRef& w, co
   return sdk::Status::ok();
 }
 
-GemmElement elementOf(uint32_t d) {
-  return d == PLUGSDK_DTYPE_F16 ? GemmElement::kF16 : d == PLUGSDK_DTYPE_BF16 ? GemmElement::kBF16 : GemmElement::kF32;
-}
-
 /// The im2col matrix of one group, packed for the GEMM straight from the input: B(k, j) is
 /// x[n, c, window position of output position j, kernel offset of k] (0 in the padding),
 /// k = (c, k0, k1, k2) and j = (y0, y1, y2) row-major. It is never stored whole.
@@ -173,8 +169,7 @@ void packIm2col(const Geometry& g, const TensorRef& x, int64_t grp, int64_t n, i
   }
   const int64_t s2 = g.stride[2];
   // k = ((ci * k0 + a0) * k1 + a1) * k2 + a2, stepped without dividing.
-  int64_t a2 = k0 % g.k[2], a1 = (k0 / g.k[2]) % g.k[1], a0 = (k0 / (g.k[1] * g.k[2])) % g.k[0],
-          ci = k0 / g.kVol();
+  int64_t a2 = k0 % g.k[2], a1 = (k0 / g.k[2]) % g.k[1], a0 = (k0 / (g.k[1] * g.k[2])) % g.k[0], ci = k0 / g.kVol();
   for (int64_t kk = 0; kk < depth; ++kk) {
     const int64_t base = xAt(g, x, n, grp * cg + ci, 0, 0, 0);
     const int64_t off0 = a0 * g.dil[0] - g.pad[0], off1 = a1 * g.dil[1] - g.pad[1], off2 = a2 * g.dil[2] - g.pad[2];
@@ -261,7 +256,7 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
     pr.n = P;
     pr.k = K;
     if (wFlat)
-      pr.a = {w.base + (w.offset + grp * og * g.ws[0]) * dtypeBytes(w.dtype), elementOf(w.dtype), g.ws[0], 1, 0};
+      pr.a = {w.base + (w.offset + grp * og * g.ws[0]) * dtypeBytes(w.dtype), gemmElementOf(w.dtype), g.ws[0], 1, 0};
     else
       pr.a = {wcopy + grp * og * K, GemmElement::kF32, K, 1, 0};
     if (pointwise) {

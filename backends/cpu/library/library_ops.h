@@ -11,6 +11,13 @@
 
 namespace plugsdk::cpu {
 
+/// How the GEMM reads an operand of a float dtype (f32 for f32, f16 or bf16 storage).
+inline GemmElement gemmElementOf(uint32_t dtype) {
+  return dtype == PLUGSDK_DTYPE_F16    ? GemmElement::kF16
+         : dtype == PLUGSDK_DTYPE_BF16 ? GemmElement::kBF16
+                                       : GemmElement::kF32;
+}
+
 /// prims.matmul: out[..., M, N] = a[..., M, K] @ b[..., K, N] (equal batch dims).
 sdk::Status runMatmul(const TensorRef& a, const TensorRef& b, const TensorRef& out, const LibraryContext& ctx);
 

@@ -32,10 +32,6 @@ void forEachBatch(const TensorRef& a, const TensorRef& b, const TensorRef& out, 
   }
 }
 
-GemmElement elementOf(uint32_t d) {
-  return d == PLUGSDK_DTYPE_F16 ? GemmElement::kF16 : d == PLUGSDK_DTYPE_BF16 ? GemmElement::kBF16 : GemmElement::kF32;
-}
-
 }  // namespace
 
 sdk::Status runMatmul(const TensorRef& a, const TensorRef& b, const TensorRef& out, const LibraryContext& ctx) {
@@ -61,8 +57,8 @@ sdk::Status runMatmul(const TensorRef& a, const TensorRef& b, const TensorRef& o
       pr.m = M;
       pr.n = N;
       pr.k = K;
-      pr.a = {a.base + oa * dtypeBytes(a.dtype), elementOf(a.dtype), a.strides[r - 2], a.strides[r - 1], 0};
-      pr.b = {b.base + ob * dtypeBytes(b.dtype), elementOf(b.dtype), b.strides[r - 2], b.strides[r - 1], 0};
+      pr.a = {a.base + oa * dtypeBytes(a.dtype), gemmElementOf(a.dtype), a.strides[r - 2], a.strides[r - 1], 0};
+      pr.b = {b.base + ob * dtypeBytes(b.dtype), gemmElementOf(b.dtype), b.strides[r - 2], b.strides[r - 1], 0};
       pr.c = direct ? reinterpret_cast<float*>(out.base) + oo : temp.get();
       pr.ldc = N;
       GemmOptions opt;

@@ -41,10 +41,6 @@ int64_t batchOffset(const TensorRef& t, const std::vector<int64_t>& idx) {
   return o;
 }
 
-GemmElement elementOf(uint32_t d) {
-  return d == PLUGSDK_DTYPE_F16 ? GemmElement::kF16 : d == PLUGSDK_DTYPE_BF16 ? GemmElement::kBF16 : GemmElement::kF32;
-}
-
 constexpr int64_t kBlock = 64;
 
 }  // namespace
@@ -116,10 +112,10 @@ sdk::Status runSdpa(const TensorRef& q, const TensorRef& k, const TensorRef& v, 
         pr.m = lb;
         pr.n = S;
         pr.k = E;
-        pr.a = {q.base + (qo + l0 * q.strides[q.shape.size() - 2]) * dtypeBytes(q.dtype), elementOf(q.dtype),
+        pr.a = {q.base + (qo + l0 * q.strides[q.shape.size() - 2]) * dtypeBytes(q.dtype), gemmElementOf(q.dtype),
                 q.strides[q.shape.size() - 2], q.strides.back(), 0};
-        pr.b = {k.base + ko * dtypeBytes(k.dtype), elementOf(k.dtype), k.strides.back(), k.strides[k.shape.size() - 2],
-                0};
+        pr.b = {k.base + ko * dtypeBytes(k.dtype), gemmElementOf(k.dtype), k.strides.back(),
+                k.strides[k.shape.size() - 2], 0};
         pr.c = sf.data();
         pr.ldc = S;
         sdk::Status st = gemm(*ctx.gemm, pr, GemmOptions{});
@@ -184,8 +180,8 @@ sdk::Status runSdpa(const TensorRef& q, const TensorRef& k, const TensorRef& v, 
         pr.n = Ev;
         pr.k = S;
         pr.a = {sf.data(), GemmElement::kF32, S, 1, 0};
-        pr.b = {v.base + vo * dtypeBytes(v.dtype), elementOf(v.dtype), v.strides[v.shape.size() - 2], v.strides.back(),
-                0};
+        pr.b = {v.base + vo * dtypeBytes(v.dtype), gemmElementOf(v.dtype), v.strides[v.shape.size() - 2],
+                v.strides.back(), 0};
         pr.c = pv.data();
         pr.ldc = Ev;
         sdk::Status st = gemm(*ctx.gemm, pr, GemmOptions{});
