@@ -41,6 +41,7 @@ struct CpuEvent : sdk::Event {};
 struct CpuExecutable : sdk::Executable {
   std::shared_ptr<const cpu::CompiledKernel> kernel;  ///< a kernel, or
   std::unique_ptr<cpu::LibraryPlan> library;          ///< a library call
+  int id = 0;                                         ///< library calls: numbered per client (profile rows)
 };
 
 uint64_t hostMemoryBytes() {
@@ -193,6 +194,7 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     if (!plan.isOk()) return plan.status();
     auto e = std::make_unique<CpuExecutable>();
     e->library = std::make_unique<cpu::LibraryPlan>(std::move(*plan));
+    e->id = ++libraryCalls_;
     if (e->library->epilogue) e->setLog(e->library->epilogue->log);
     return e;
   }
@@ -219,9 +221,7 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     sdk::Status st = run(l);
     const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const CpuExecutable& e = l.executable;
-    auto& slot =
-        profile_times_[e.library ? e.library->opName + " #" + std::to_string(reinterpret_cast<uintptr_t>(&e) % 9973)
-                                 : "@" + e.kernel->name];
+    auto& slot = profile_times_[e.library ? e.library->opName + " #" + std::to_string(e.id) : "@" + e.kernel->name];
     slot.first += t;
     slot.second += 1;
     return st;
@@ -247,6 +247,7 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
 
   cpu::Isa isa_;
   bool profile_ = false;
+  int libraryCalls_ = 0;
   std::map<std::string, std::pair<double, int>> profile_times_;
   bool failAllocations_ = false;
   uint32_t libraryOps_ = PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA;

@@ -7,13 +7,11 @@
 
 #include "backends/cpu/codegen/frame.h"
 #include "backends/cpu/codegen/lowering.h"
+#include "backends/cpu/library/elements.h"
 
 namespace plugsdk::cpu::codegen {
 
 namespace {
-
-bool isFloat(uint32_t d) { return d >= PLUGSDK_DTYPE_F16 && d <= PLUGSDK_DTYPE_F64; }
-bool isUnsigned(uint32_t d) { return d == PLUGSDK_DTYPE_U8 || d == PLUGSDK_DTYPE_BOOL; }
 
 struct Acc {
   const plugsdk_stmt_t* s = nullptr;
@@ -53,7 +51,7 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
     if (lanes > 1) at = llvm::VectorType::get(et, lanes, false);
     a.value = eb.CreateAlloca(at);
     llvm::Constant* init = nullptr;
-    const bool fp = isFloat(a.dtype);
+    const bool fp = isFloatDtype(a.dtype);
     const unsigned bits = et->getScalarSizeInBits();
     switch (t.op) {
       case PLUGSDK_REDUCE_SUM: init = fp ? llvm::ConstantFP::get(et, 0.0) : llvm::ConstantInt::get(et, 0); break;
@@ -61,15 +59,15 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
       case PLUGSDK_REDUCE_MAX:
       case PLUGSDK_REDUCE_ARGMAX:
         init = fp ? llvm::ConstantFP::getInfinity(et, true)
-                  : llvm::ConstantInt::get(et, isUnsigned(a.dtype) ? llvm::APInt::getMinValue(bits)
-                                                                   : llvm::APInt::getSignedMinValue(bits));
+                  : llvm::ConstantInt::get(et, isUnsignedDtype(a.dtype) ? llvm::APInt::getMinValue(bits)
+                                                                        : llvm::APInt::getSignedMinValue(bits));
         needsNonEmpty = true;
         break;
       case PLUGSDK_REDUCE_MIN:
       case PLUGSDK_REDUCE_ARGMIN:
         init = fp ? llvm::ConstantFP::getInfinity(et, false)
-                  : llvm::ConstantInt::get(et, isUnsigned(a.dtype) ? llvm::APInt::getMaxValue(bits)
-                                                                   : llvm::APInt::getSignedMaxValue(bits));
+                  : llvm::ConstantInt::get(et, isUnsignedDtype(a.dtype) ? llvm::APInt::getMaxValue(bits)
+                                                                        : llvm::APInt::getSignedMaxValue(bits));
         needsNonEmpty = true;
         break;
       default: return fail(i, "reduce op " + std::to_string(t.op) + " is unknown");
@@ -113,7 +111,7 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
       const Val x0 = values_[static_cast<size_t>(a.s->operands[0])];
       llvm::Value* x = widen(x0, lanes);
       llvm::Value* acc = b_.CreateLoad(a.value->getAllocatedType(), a.value);
-      const bool fp = isFloat(a.dtype);
+      const bool fp = isFloatDtype(a.dtype);
       llvm::Value* next = nullptr;
       llvm::Value* take = nullptr;
       switch (a.s->op) {
@@ -134,7 +132,7 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
           if (fp) {
             llvm::Value* better = isMax ? b_.CreateFCmpOGT(x, acc) : b_.CreateFCmpOLT(x, acc);
             take = b_.CreateAnd(b_.CreateFCmpORD(acc, acc), b_.CreateOr(b_.CreateFCmpUNO(x, x), better));
-          } else if (isUnsigned(a.dtype)) {
+          } else if (isUnsignedDtype(a.dtype)) {
             take = isMax ? b_.CreateICmpUGT(x, acc) : b_.CreateICmpULT(x, acc);
           } else {
             take = isMax ? b_.CreateICmpSGT(x, acc) : b_.CreateICmpSLT(x, acc);
@@ -182,7 +180,7 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
       values_[static_cast<size_t>(a.s->result)] = Val{arg ? best : roundTo(acc, a.s->dtype), lanes > 1};
       continue;
     }
-    const bool fp = isFloat(a.dtype);
+    const bool fp = isFloatDtype(a.dtype);
     llvm::Value* r = nullptr;
     if (a.s->op == PLUGSDK_REDUCE_SUM || a.s->op == PLUGSDK_REDUCE_PROD) {
       const bool sum = a.s->op == PLUGSDK_REDUCE_SUM;
@@ -218,8 +216,8 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
           llvm::Value* tie = b_.CreateAnd(b_.CreateFCmpOEQ(v, r), earlier);
           take = b_.CreateSelect(rNan, b_.CreateAnd(vNan, earlier), b_.CreateOr(vNan, b_.CreateOr(better, tie)));
         } else {
-          llvm::Value* better = isUnsigned(a.dtype) ? (isMax ? b_.CreateICmpUGT(v, r) : b_.CreateICmpULT(v, r))
-                                                    : (isMax ? b_.CreateICmpSGT(v, r) : b_.CreateICmpSLT(v, r));
+          llvm::Value* better = isUnsignedDtype(a.dtype) ? (isMax ? b_.CreateICmpUGT(v, r) : b_.CreateICmpULT(v, r))
+                                                         : (isMax ? b_.CreateICmpSGT(v, r) : b_.CreateICmpSLT(v, r));
           take = b_.CreateOr(better, b_.CreateAnd(b_.CreateICmpEQ(v, r), earlier));
         }
         r = b_.CreateSelect(take, v, r);

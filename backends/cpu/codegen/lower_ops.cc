@@ -9,13 +9,11 @@
 #include "backends/cpu/codegen/frame.h"
 #include "backends/cpu/codegen/lowering.h"
 #include "backends/cpu/codegen/vector_math.h"
+#include "backends/cpu/library/elements.h"
 
 namespace plugsdk::cpu::codegen {
 
 namespace {
-
-bool isFloat(uint32_t d) { return d >= PLUGSDK_DTYPE_F16 && d <= PLUGSDK_DTYPE_F64; }
-bool isUnsigned(uint32_t d) { return d == PLUGSDK_DTYPE_U8 || d == PLUGSDK_DTYPE_BOOL; }
 
 /// libm's name for an op (the f32 variant appends 'f'), or nullptr.
 const char* libmName(uint32_t op) {
@@ -69,13 +67,6 @@ std::optional<MathFn> mathFn(uint32_t op) {
     case PLUGSDK_OP_ATAN2: return MathFn::kAtan2;
     default: return std::nullopt;
   }
-}
-
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
 }
 
 }  // namespace
@@ -141,7 +132,7 @@ llvm::Value* KernelLowering::math(uint32_t op, llvm::Value* a, llvm::Value* b) {
 }
 
 llvm::Value* KernelLowering::maxMin(llvm::Value* a, llvm::Value* b, uint32_t dtype, bool isMax) {
-  if (isFloat(dtype)) {
+  if (isFloatDtype(dtype)) {
     // maximum(a, b) = NaN if either is; else (a < b ? b : a), which keeps a on ties (-0.0 vs 0.0).
     llvm::Value* pick = isMax ? b_.CreateFCmpOLT(a, b) : b_.CreateFCmpOLT(b, a);
     llvm::Value* r = b_.CreateSelect(pick, b, a);
@@ -149,8 +140,8 @@ llvm::Value* KernelLowering::maxMin(llvm::Value* a, llvm::Value* b, uint32_t dty
     return b_.CreateSelect(b_.CreateFCmpUNO(a, a), a, r);
   }
   if (dtype == PLUGSDK_DTYPE_BOOL) return isMax ? b_.CreateOr(a, b) : b_.CreateAnd(a, b);
-  llvm::Value* pick = isUnsigned(dtype) ? (isMax ? b_.CreateICmpULT(a, b) : b_.CreateICmpULT(b, a))
-                                        : (isMax ? b_.CreateICmpSLT(a, b) : b_.CreateICmpSLT(b, a));
+  llvm::Value* pick = isUnsignedDtype(dtype) ? (isMax ? b_.CreateICmpULT(a, b) : b_.CreateICmpULT(b, a))
+                                             : (isMax ? b_.CreateICmpSLT(a, b) : b_.CreateICmpSLT(b, a));
   return b_.CreateSelect(pick, b, a);
 }
 
@@ -162,7 +153,7 @@ llvm::Value* KernelLowering::intDivRem(uint32_t op, llvm::Value* a, llvm::Value*
   llvm::Value* active = isZero;
   if (t->isVectorTy() && r.mask) active = b_.CreateAnd(active, r.mask);
   failWith(anyTrue(active), kStatusDivisionByZero);
-  if (isUnsigned(dtype)) {
+  if (isUnsignedDtype(dtype)) {
     llvm::Value* d = b_.CreateSelect(isZero, one, b);
     return op == PLUGSDK_OP_DIV ? b_.CreateUDiv(a, d) : b_.CreateURem(a, d);
   }
@@ -186,7 +177,7 @@ sdk::StatusOr<Val> KernelLowering::scalarOp(const plugsdk_stmt_t& s, size_t pos,
   llvm::Value* a = widen(a0, n);
   llvm::Value* b = b0.v ? widen(b0, n) : nullptr;
   const uint32_t dt = dtypeOf(s.operands[0]);  // operand dtype (comparisons return bool)
-  const bool fp = isFloat(dt);
+  const bool fp = isFloatDtype(dt);
   llvm::Type* t = a->getType();
   auto fconst = [&](double c) { return llvm::ConstantFP::get(t, c); };
   auto iconst = [&](int64_t c) { return llvm::ConstantInt::get(t, static_cast<uint64_t>(c), true); };
@@ -194,14 +185,14 @@ sdk::StatusOr<Val> KernelLowering::scalarOp(const plugsdk_stmt_t& s, size_t pos,
   switch (s.op) {
     case PLUGSDK_OP_ABS:
       v = fp ? b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a)
-             : (isUnsigned(dt) ? a : b_.CreateSelect(b_.CreateICmpSLT(a, iconst(0)), b_.CreateNeg(a), a));
+             : (isUnsignedDtype(dt) ? a : b_.CreateSelect(b_.CreateICmpSLT(a, iconst(0)), b_.CreateNeg(a), a));
       break;
     case PLUGSDK_OP_NEG: v = fp ? b_.CreateFNeg(a) : b_.CreateNeg(a); break;
     case PLUGSDK_OP_SIGN:
       if (fp)
         v = b_.CreateSelect(b_.CreateFCmpOGT(a, fconst(0)), fconst(1),
                             b_.CreateSelect(b_.CreateFCmpOLT(a, fconst(0)), fconst(-1), fconst(0)));
-      else if (isUnsigned(dt))
+      else if (isUnsignedDtype(dt))
         v = b_.CreateZExt(b_.CreateICmpNE(a, iconst(0)), t);
       else
         v = b_.CreateSelect(b_.CreateICmpSGT(a, iconst(0)), iconst(1),
@@ -250,7 +241,7 @@ sdk::StatusOr<Val> KernelLowering::scalarOp(const plugsdk_stmt_t& s, size_t pos,
           result = b_.CreateSelect(bit, b_.CreateMul(result, base), result);
           base = b_.CreateMul(base, base);
         }
-        if (!isUnsigned(dt)) {
+        if (!isUnsignedDtype(dt)) {
           llvm::Value* odd = b_.CreateICmpNE(b_.CreateAnd(b, iconst(1)), iconst(0));
           llvm::Value* negResult = b_.CreateSelect(
               b_.CreateICmpEQ(a, iconst(1)), iconst(1),
@@ -268,16 +259,16 @@ sdk::StatusOr<Val> KernelLowering::scalarOp(const plugsdk_stmt_t& s, size_t pos,
     case PLUGSDK_OP_EQ: v = fp ? b_.CreateFCmpOEQ(a, b) : b_.CreateICmpEQ(a, b); break;
     case PLUGSDK_OP_NE: v = fp ? b_.CreateFCmpUNE(a, b) : b_.CreateICmpNE(a, b); break;
     case PLUGSDK_OP_LT:
-      v = fp ? b_.CreateFCmpOLT(a, b) : isUnsigned(dt) ? b_.CreateICmpULT(a, b) : b_.CreateICmpSLT(a, b);
+      v = fp ? b_.CreateFCmpOLT(a, b) : isUnsignedDtype(dt) ? b_.CreateICmpULT(a, b) : b_.CreateICmpSLT(a, b);
       break;
     case PLUGSDK_OP_LE:
-      v = fp ? b_.CreateFCmpOLE(a, b) : isUnsigned(dt) ? b_.CreateICmpULE(a, b) : b_.CreateICmpSLE(a, b);
+      v = fp ? b_.CreateFCmpOLE(a, b) : isUnsignedDtype(dt) ? b_.CreateICmpULE(a, b) : b_.CreateICmpSLE(a, b);
       break;
     case PLUGSDK_OP_GT:
-      v = fp ? b_.CreateFCmpOGT(a, b) : isUnsigned(dt) ? b_.CreateICmpUGT(a, b) : b_.CreateICmpSGT(a, b);
+      v = fp ? b_.CreateFCmpOGT(a, b) : isUnsignedDtype(dt) ? b_.CreateICmpUGT(a, b) : b_.CreateICmpSGT(a, b);
       break;
     case PLUGSDK_OP_GE:
-      v = fp ? b_.CreateFCmpOGE(a, b) : isUnsigned(dt) ? b_.CreateICmpUGE(a, b) : b_.CreateICmpSGE(a, b);
+      v = fp ? b_.CreateFCmpOGE(a, b) : isUnsignedDtype(dt) ? b_.CreateICmpUGE(a, b) : b_.CreateICmpSGE(a, b);
       break;
     default: {
       const char* name = libmName(s.op);
@@ -302,23 +293,22 @@ sdk::StatusOr<Val> KernelLowering::cast(const plugsdk_stmt_t& s, Region&) {
   llvm::Type* tt = like(computeType(to));
   llvm::Value* v = nullptr;
   if (to == PLUGSDK_DTYPE_BOOL) {
-    v = isFloat(from) ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(st, 0.0))  // NaN -> true
-                      : b_.CreateICmpNE(x, llvm::Constant::getNullValue(st));
-  } else if (isFloat(from) && isFloat(to)) {
+    v = isFloatDtype(from) ? b_.CreateFCmpUNE(x, llvm::ConstantFP::get(st, 0.0))  // NaN -> true
+                           : b_.CreateICmpNE(x, llvm::Constant::getNullValue(st));
+  } else if (isFloatDtype(from) && isFloatDtype(to)) {
     v = roundTo(b_.CreateFPCast(x, tt), to);
-  } else if (!isFloat(from) && isFloat(to)) {
+  } else if (!isFloatDtype(from) && isFloatDtype(to)) {
     // Through f64 first, as the reference: an i64 rounds once to f64, then to the dtype.
     llvm::Type* f64 = like(b_.getDoubleTy());
-    llvm::Value* d = isUnsigned(from) ? b_.CreateUIToFP(x, f64) : b_.CreateSIToFP(x, f64);
+    llvm::Value* d = isUnsignedDtype(from) ? b_.CreateUIToFP(x, f64) : b_.CreateSIToFP(x, f64);
     v = roundTo(b_.CreateFPCast(d, tt), to);
-  } else if (isFloat(from)) {
+  } else if (isFloatDtype(from)) {
     // float -> integer: truncate; NaN and out-of-range values become INT32_MIN for i8/i16/i32
     // (PyTorch converts through a 32-bit integer) and INT64_MIN for i64 and u8, then the
     // low bits are kept.
     const bool via32 = to == PLUGSDK_DTYPE_I8 || to == PLUGSDK_DTYPE_I16 || to == PLUGSDK_DTYPE_I32;
     llvm::Type* d = like(b_.getDoubleTy());
-    llvm::Value* t = b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, b_.CreateFPExt(x, d));
-    if (st->getScalarType()->isDoubleTy()) t = b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x);
+    llvm::Value* t = b_.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, b_.CreateFPExt(x, d));  // f32 -> f64 is exact
     const double lim = via32 ? 2147483648.0 : 9223372036854775808.0;
     llvm::Value* inRange = b_.CreateAnd(b_.CreateFCmpOGE(t, llvm::ConstantFP::get(d, -lim)),
                                         b_.CreateFCmpOLT(t, llvm::ConstantFP::get(d, lim)));
@@ -329,7 +319,7 @@ sdk::StatusOr<Val> KernelLowering::cast(const plugsdk_stmt_t& s, Region&) {
     iv = b_.CreateSelect(inRange, iv, minV);
     v = b_.CreateTrunc(iv, tt);
   } else {
-    v = isUnsigned(from) ? b_.CreateZExtOrTrunc(x, tt) : b_.CreateSExtOrTrunc(x, tt);
+    v = isUnsignedDtype(from) ? b_.CreateZExtOrTrunc(x, tt) : b_.CreateSExtOrTrunc(x, tt);
   }
   return Val{v, a.varying};
 }

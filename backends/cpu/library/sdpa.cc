@@ -19,13 +19,6 @@ namespace plugsdk::cpu {
 
 namespace {
 
-uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 double uniformAt(int64_t seed, int64_t counter) {
   const uint64_t key = splitmix64(static_cast<uint64_t>(seed));
   return std::ldexp(static_cast<double>(splitmix64(key + static_cast<uint64_t>(counter)) >> 11), -53);
