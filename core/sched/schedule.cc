@@ -179,6 +179,24 @@ Status chooseRoots(State& st) {
           inlineCost(st, o, memo, caps.maxRecompute) > caps.maxRecompute)
         kinds[o] = RootKind::kElementwise;
   commit();
+  // A reduction that reads a computed value through windows (pooling: pad, as_strided,
+  // reshape) reads each of its elements several times: inlined, the computation would run
+  // once per read, as gathers. That value is computed once instead, which also lets it fuse
+  // as the epilogue of the library op that produced its operand (conv -> bn -> relu).
+  for (const auto& n : st.graph.nodes()) {
+    if (!isReduction(n->op())) continue;
+    const ir::Value* in = n->inputs()[0];
+    const ir::Value* base = in;
+    while (base->producer() && !kinds.count(base) &&
+           (isView(base->producer()->op()) || base->producer()->op() == "prims.pad"))
+      base = base->producer()->inputs()[0];
+    if (base == in || !base->producer() || kinds.count(base)) continue;
+    const std::optional<int64_t> reads = in->type().numel().constant();
+    const std::optional<int64_t> elems = base->type().numel().constant();
+    if (reads && elems && *reads >= 2 * *elems && inlineCost(st, base, memo, 2) > 1)
+      kinds[base] = RootKind::kElementwise;
+  }
+  commit();
   // A value whose inlined expression alone would take a quarter of the kernel size limit
   // becomes a root, so that a long elementwise chain splits into several kernels below the
   // limit instead of failing to schedule.

@@ -141,9 +141,10 @@ sdk::Status direct(const Geometry& g, const TensorRef& x, const TensorRef& w, co
 
 /// The im2col matrix of one group, packed for the GEMM straight from the input: B(k, j) is
 /// x[n, c, window position of output position j, kernel offset of k] (0 in the padding),
-/// k = (c, k0, k1, k2) and j = (y0, y1, y2) row-major. It is never stored whole.
-void packIm2col(const Geometry& g, const TensorRef& x, int64_t grp, int64_t n, int64_t k0, int64_t depth, int64_t j0,
-                int64_t count, int w, float* dst) {
+/// k = (c, k0, k1, k2) and j = (y0, y1, y2) row-major. It is never stored whole. With
+/// `folded`, the columns run over every image, j = (n, y0, y1, y2), and `n` is ignored.
+void packIm2col(const Geometry& g, const TensorRef& x, int64_t grp, int64_t n, bool folded, int64_t k0, int64_t depth,
+                int64_t j0, int64_t count, int w, float* dst) {
   const int64_t cg = g.c / g.groups;
   const float* xf = x.dtype == PLUGSDK_DTYPE_F32 ? reinterpret_cast<const float*>(x.base) : nullptr;
   const int64_t panels = (count + w - 1) / w;
@@ -151,15 +152,16 @@ void packIm2col(const Geometry& g, const TensorRef& x, int64_t grp, int64_t n, i
   // 56), decoded once; each k then costs no division (the inner loops are copies).
   struct Run {
     float* at;  // in the panel of k = 0
-    int64_t len, y0, y1, y2;
+    int64_t len, n, y0, y1, y2;
   };
   std::vector<Run> runs;
+  const int64_t P = g.outP();
   for (int64_t p = 0; p < panels; ++p) {
     const int64_t rows = std::min<int64_t>(w, count - p * w);
     for (int64_t i = 0, j = j0 + p * w; i < rows;) {
-      const int64_t y2 = j % g.out[2], y1 = (j / g.out[2]) % g.out[1], y0 = j / (g.out[1] * g.out[2]);
-      const int64_t len = std::min(rows - i, g.out[2] - y2);
-      runs.push_back({dst + p * w * depth + i, len, y0, y1, y2});
+      const int64_t y2 = j % g.out[2], y1 = (j / g.out[2]) % g.out[1], y0 = (j / (g.out[1] * g.out[2])) % g.out[0];
+      const int64_t len = std::min(rows - i, g.out[2] - y2);  // a run never crosses a row (nor an image)
+      runs.push_back({dst + p * w * depth + i, len, folded ? j / P : n, y0, y1, y2});
       i += len;
       j += len;
     }
@@ -171,10 +173,11 @@ void packIm2col(const Geometry& g, const TensorRef& x, int64_t grp, int64_t n, i
   // k = ((ci * k0 + a0) * k1 + a1) * k2 + a2, stepped without dividing.
   int64_t a2 = k0 % g.k[2], a1 = (k0 / g.k[2]) % g.k[1], a0 = (k0 / (g.k[1] * g.k[2])) % g.k[0], ci = k0 / g.kVol();
   for (int64_t kk = 0; kk < depth; ++kk) {
-    const int64_t base = xAt(g, x, n, grp * cg + ci, 0, 0, 0);
+    const int64_t base0 = xAt(g, x, 0, grp * cg + ci, 0, 0, 0);
     const int64_t off0 = a0 * g.dil[0] - g.pad[0], off1 = a1 * g.dil[1] - g.pad[1], off2 = a2 * g.dil[2] - g.pad[2];
     for (const Run& r : runs) {
       float* o = r.at + kk * w;
+      const int64_t base = base0 + r.n * g.xs[0];
       const int64_t i0 = r.y0 * g.stride[0] + off0, i1 = r.y1 * g.stride[1] + off1;
       if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
         for (int64_t t = 0; t < r.len; ++t) o[t] = 0.0f;
@@ -249,11 +252,28 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
   const bool fuse = outDirect && ctx.epilogue && ctx.epilogue->inner() == g.out[2] &&
                     ctx.epilogue->outer() == g.n * g.o * g.out[0] * g.out[1];
   const int64_t rowsPerChannel = g.out[0] * g.out[1];
+  auto epilogue = [&](int64_t n, int64_t channel, int64_t p0, int64_t p1) {
+    const int64_t row0 = (n * g.o + channel) * rowsPerChannel;
+    for (int64_t p = p0; p < p1;) {
+      const int64_t r = p / g.out[2], c0 = p % g.out[2], c1 = std::min(g.out[2], c0 + (p1 - p));
+      ctx.epilogue->runRange(row0 + r, row0 + r + 1, c0, c1);
+      p += c1 - c0;
+    }
+  };
+  // Few positions per image (deep layers: 7 x 7 = 49) fill the micro-kernel's column panels
+  // badly (49 columns take two 32-wide panels): the images are then folded into the
+  // columns, one GEMM of N * P columns into a temporary, each block copied out (from L2)
+  // as it finishes.
+  const int64_t nr = ctx.gemm->shape.nr;
+  auto fill = [&](int64_t cols) { return static_cast<double>(cols) / static_cast<double>((cols + nr - 1) / nr * nr); };
+  const bool fold = !pointwise && outDirect && g.n > 1 && fill(P) < 0.95 && fill(g.n * P) > fill(P);
+  float* ftemp = fold ? static_cast<float*>(ctx.scratch->get(4, static_cast<size_t>(og * g.n * P) * 4)) : nullptr;
+  if (fold && !ftemp) return sdk::resourceExhausted("convolution: no memory for its folded result");
   for (int64_t grp = 0; grp < g.groups; ++grp) {
     GemmProblem pr;
-    pr.batch = g.n;
+    pr.batch = fold ? 1 : g.n;
     pr.m = og;
-    pr.n = P;
+    pr.n = fold ? g.n * P : P;
     pr.k = K;
     if (wFlat)
       pr.a = {w.base + (w.offset + grp * og * g.ws[0]) * dtypeBytes(w.dtype), gemmElementOf(w.dtype), g.ws[0], 1, 0};
@@ -263,11 +283,16 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
       pr.b = {x.base + xAt(g, x, 0, grp * cg, 0, 0, 0) * 4, GemmElement::kF32, g.xs[1], 1, g.xs[0]};
     } else {
       pr.b.pack = [&, grp](int64_t n, int64_t k0, int64_t depth, int64_t j0, int64_t count, int width, float* dst) {
-        packIm2col(g, x, grp, n, k0, depth, j0, count, width, dst);
+        packIm2col(g, x, grp, n, fold, k0, depth, j0, count, width, dst);
       };
     }
-    if (outDirect) {
-      pr.c = reinterpret_cast<float*>(out.base) + out.offset + grp * og * g.os[1];
+    float* outBase = outDirect ? reinterpret_cast<float*>(out.base) + out.offset + grp * og * g.os[1] : nullptr;
+    if (fold) {
+      pr.c = ftemp;
+      pr.ldc = g.n * P;
+      pr.batchStrideC = 0;
+    } else if (outDirect) {
+      pr.c = outBase;
       pr.ldc = P;
       pr.batchStrideC = g.os[0];
     } else {
@@ -277,16 +302,20 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
     }
     GemmOptions opt;
     opt.arena = ctx.arena;
-    if (fuse)
-      opt.onBlockDone = [&, grp](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
-        for (int64_t m = m0; m < m1; ++m) {
-          const int64_t row0 = ((n * g.o) + grp * og + m) * rowsPerChannel;
-          for (int64_t p = p0; p < p1;) {
-            const int64_t r = p / g.out[2], c0 = p % g.out[2], c1 = std::min(g.out[2], c0 + (p1 - p));
-            ctx.epilogue->runRange(row0 + r, row0 + r + 1, c0, c1);
-            p += c1 - c0;
+    if (fold)
+      opt.onBlockDone = [&, grp, outBase](int64_t, int64_t m0, int64_t m1, int64_t j0, int64_t j1) {
+        for (int64_t m = m0; m < m1; ++m)
+          for (int64_t j = j0; j < j1;) {
+            const int64_t n = j / P, p0 = j % P, p1 = std::min(P, p0 + (j1 - j));
+            std::memcpy(outBase + n * g.os[0] + m * g.os[1] + p0, ftemp + m * pr.ldc + j,
+                        static_cast<size_t>(p1 - p0) * sizeof(float));
+            if (fuse) epilogue(n, grp * og + m, p0, p1);
+            j += p1 - p0;
           }
-        }
+      };
+    else if (fuse)
+      opt.onBlockDone = [&, grp](int64_t n, int64_t m0, int64_t m1, int64_t p0, int64_t p1) {
+        for (int64_t m = m0; m < m1; ++m) epilogue(n, grp * og + m, p0, p1);
       };
     sdk::Status st = gemm(*ctx.gemm, pr, opt);
     if (!st.isOk()) return st;
