@@ -32,7 +32,10 @@ namespace cpu = plugsdk::cpu;
 
 struct CpuBuffer : sdk::Buffer {
   uint8_t* data = nullptr;
-  ~CpuBuffer() override { std::free(data); }
+  bool borrowed = false;  ///< buffer_import: the caller's memory, never freed here
+  ~CpuBuffer() override {
+    if (!borrowed) std::free(data);
+  }
 };
 
 struct CpuStream : sdk::Stream {};
@@ -140,6 +143,17 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     if (!b->data)
       return sdk::resourceExhausted("cannot allocate " + std::to_string(bytes) + " bytes of host memory" +
                                     (failAllocations_ ? " (fault=alloc)" : ""));
+    return b;
+  }
+
+  /// Host memory is this device's memory: a torch CPU tensor is used in place.
+  sdk::StatusOr<std::unique_ptr<CpuBuffer>> importBuffer(uint32_t, uint32_t memoryKind, void* data, uint64_t) override {
+    if (memoryKind == PLUGSDK_MEMORY_DEVICE)
+      return sdk::unimplemented(
+          "buffer_import: the cpu device addresses host memory only (memory_kind HOST or SHARED)");
+    auto b = std::make_unique<CpuBuffer>();
+    b->data = static_cast<uint8_t*>(data);
+    b->borrowed = true;
     return b;
   }
 

@@ -111,7 +111,8 @@ static const plugsdk_api_t kApi = {
     executable_destroy,
     executable_log,
     launch,
-    NULL,
+    NULL, /* compile_subgraph */
+    NULL, /* buffer_import (1.1): the core copies */
 };
 
 PLUGSDK_EXPORT const plugsdk_api_t* plugsdk_plugin_init(plugsdk_init_args_t* args) {

@@ -143,6 +143,23 @@ StatusOr<DeviceBuffer> Device::allocate(uint64_t bytes) const {
   return DeviceBuffer(this, a.out_buffer, bytes);
 }
 
+StatusOr<DeviceBuffer> Device::import(uint32_t memoryKind, void* data, uint64_t bytes) const {
+  auto fn = plugin_->bufferImportFn();
+  if (!fn) return unimplemented("plugin " + plugin_->name() + " has no buffer_import (ABI 1.0): tensors are copied");
+  auto held = lock();
+  plugsdk_buffer_import_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = client_;
+  a.device = index_;
+  a.memory_kind = memoryKind;
+  a.data = data;
+  a.bytes = bytes;
+  RETURN_IF_ERROR(check(fn(&a), "buffer_import"));
+  if (!a.out_buffer)
+    return internalError("plugin " + plugin_->path() + ": buffer_import succeeded but returned a NULL buffer");
+  return DeviceBuffer(this, a.out_buffer, bytes);
+}
+
 Status Device::upload(const DeviceBuffer& dst, uint64_t offset, const void* src, uint64_t bytes) const {
   auto held = lock();
   plugsdk_buffer_copy_args_t a{};

@@ -95,6 +95,10 @@ class Device {
   Status check(plugsdk_error_t* err, const std::string& call) const { return plugin_->check(err, call); }
 
   StatusOr<DeviceBuffer> allocate(uint64_t bytes) const;
+  /// A buffer over the caller's memory (buffer_import; memoryKind says what `data` is), or
+  /// UNIMPLEMENTED when the plugin has no buffer_import or cannot use that memory (then the
+  /// caller copies). The buffer borrows `data`: keep it alive while the buffer is in use.
+  StatusOr<DeviceBuffer> import(uint32_t memoryKind, void* data, uint64_t bytes) const;
   Status upload(const DeviceBuffer& dst, uint64_t offset, const void* src, uint64_t bytes) const;
   Status download(const DeviceBuffer& src, uint64_t offset, void* dst, uint64_t bytes) const;
   /// Sets `bytes` bytes from `offset` to `byte`, queued on the device's stream.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <set>
 
 #include "core/exec/kernel_utils.h"
@@ -228,28 +229,46 @@ StatusOr<int64_t> evalOr(const SymExpr& e, const Symbols& s, const std::string& 
 /// Where each program buffer lives on the device: its own allocation or a place in the arena.
 struct Placement {
   std::vector<DeviceBuffer> own;  ///< per program buffer (inputs and outputs)
-  DeviceBuffer arena;
+  DeviceBuffer arena;  ///< owned here unless kept by the program
+  plugsdk_buffer_t* arenaHandle = nullptr;
   std::vector<plugsdk_buffer_t*> handle;
   std::vector<uint64_t> offset;
 };
 
-StatusOr<Placement> place(const Device& d, const sched::Program& p, const Symbols& s) {
+/// `given` holds the buffers the caller's tensors provide (imported), by program buffer;
+/// the other inputs and outputs get their own allocation. With `keptArena`, the arena is
+/// that buffer, reallocated only when the run needs more (so repeated runs do not allocate
+/// and fault in their temporaries again); the caller holds the device lock across the run.
+StatusOr<Placement> place(const Device& d, const sched::Program& p, const Symbols& s,
+                          std::vector<DeviceBuffer> given = {}, DeviceBuffer* keptArena = nullptr) {
   Placement pl;
+  pl.own = std::move(given);
   pl.own.resize(p.buffers.size());
   pl.handle.assign(p.buffers.size(), nullptr);
   pl.offset.assign(p.buffers.size(), 0);
   ASSIGN_OR_RETURN(int64_t arenaBytes, evalOr(p.arenaBytes, s, "the arena size"));
-  ASSIGN_OR_RETURN(pl.arena, d.allocate(static_cast<uint64_t>(arenaBytes)));
+  if (keptArena && keptArena->handle() && keptArena->bytes() >= static_cast<uint64_t>(arenaBytes)) {
+    pl.arenaHandle = keptArena->handle();
+  } else {
+    ASSIGN_OR_RETURN(pl.arena, d.allocate(static_cast<uint64_t>(arenaBytes)));
+    pl.arenaHandle = pl.arena.handle();
+    if (keptArena) {
+      *keptArena = std::move(pl.arena);
+      pl.arena = DeviceBuffer();
+    }
+  }
   for (size_t i = 0; i < p.buffers.size(); ++i) {
     const sched::Buffer& b = p.buffers[i];
     if (b.role == sched::BufferRole::kTemp) {
       ASSIGN_OR_RETURN(int64_t at, evalOr(b.offset, s, "the arena offset of %" + b.name));
-      pl.handle[i] = pl.arena.handle();
+      pl.handle[i] = pl.arenaHandle;
       pl.offset[i] = static_cast<uint64_t>(at);
       continue;
     }
-    ASSIGN_OR_RETURN(int64_t n, evalOr(b.numel, s, "the size of %" + b.name));
-    ASSIGN_OR_RETURN(pl.own[i], d.allocate(static_cast<uint64_t>(n * sched::dtypeBytes(b.dtype))));
+    if (!pl.own[i].handle()) {
+      ASSIGN_OR_RETURN(int64_t n, evalOr(b.numel, s, "the size of %" + b.name));
+      ASSIGN_OR_RETURN(pl.own[i], d.allocate(static_cast<uint64_t>(n * sched::dtypeBytes(b.dtype))));
+    }
     pl.handle[i] = pl.own[i].handle();
   }
   return pl;
@@ -278,30 +297,16 @@ StatusOr<std::string> inputBytes(const sched::Program& p, const sched::ProgramIn
   return bytes;
 }
 
-}  // namespace
-
-StatusOr<std::vector<exec::HostTensor>> DeviceProgram::run(const std::vector<exec::HostTensor>& inputs,
-                                                           const RunOptions& options) const {
-  const sched::Program& p = program_;
-  ASSIGN_OR_RETURN(Symbols s, sched::bindInputs(p, inputs));
-  auto held = device_.lock();  // one run at a time per client (the ABI's threading rule)
-  ASSIGN_OR_RETURN(Placement pl, place(device_, p, s));
-  if (options.poison) {
-    RETURN_IF_ERROR(device_.fill(pl.arena, 0, pl.arena.bytes(), 0xff));
-    for (const DeviceBuffer& b : pl.own)
-      if (b.handle()) RETURN_IF_ERROR(device_.fill(b, 0, b.bytes(), 0xff));  // inputs are uploaded over it
-  }
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const sched::ProgramInput& in = p.inputs[i];
-    ASSIGN_OR_RETURN(std::string bytes, inputBytes(p, in, inputs[i], s));
-    const auto b = static_cast<size_t>(in.buffer);
-    RETURN_IF_ERROR(device_.upload(pl.own[b], pl.offset[b], bytes.data(), bytes.size()));
-  }
+/// Launches every step of the program in order over `pl`, options.repeat times, each
+/// repetition synchronized.
+Status launchSteps(const Device& device_, const sched::Program& p,
+                   const std::vector<std::unique_ptr<DeviceProgram::Executable>>& steps_, const Placement& pl,
+                   const Symbols& s, const RunOptions& options) {
   for (int rep = 0; rep < std::max(1, options.repeat); ++rep) {
     const auto started = std::chrono::steady_clock::now();
     for (size_t i = 0; i < p.steps.size(); ++i) {
       const sched::Step& step = p.steps[i];
-      const Executable& e = *steps_[i];
+      const DeviceProgram::Executable& e = *steps_[i];
       std::vector<plugsdk_buffer_t*> bufs;
       std::vector<uint64_t> offs;
       auto add = [&](int b) {
@@ -342,6 +347,29 @@ StatusOr<std::vector<exec::HostTensor>> DeviceProgram::run(const std::vector<exe
       options.launchSeconds->push_back(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
   }
+  return Status::ok();
+}
+
+}  // namespace
+
+StatusOr<std::vector<exec::HostTensor>> DeviceProgram::run(const std::vector<exec::HostTensor>& inputs,
+                                                           const RunOptions& options) const {
+  const sched::Program& p = program_;
+  ASSIGN_OR_RETURN(Symbols s, sched::bindInputs(p, inputs));
+  auto held = device_.lock();  // one run at a time per client (the ABI's threading rule)
+  ASSIGN_OR_RETURN(Placement pl, place(device_, p, s));
+  if (options.poison) {
+    RETURN_IF_ERROR(device_.fill(pl.arena, 0, pl.arena.bytes(), 0xff));
+    for (const DeviceBuffer& b : pl.own)
+      if (b.handle()) RETURN_IF_ERROR(device_.fill(b, 0, b.bytes(), 0xff));  // inputs are uploaded over it
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const sched::ProgramInput& in = p.inputs[i];
+    ASSIGN_OR_RETURN(std::string bytes, inputBytes(p, in, inputs[i], s));
+    const auto b = static_cast<size_t>(in.buffer);
+    RETURN_IF_ERROR(device_.upload(pl.own[b], pl.offset[b], bytes.data(), bytes.size()));
+  }
+  RETURN_IF_ERROR(launchSteps(device_, p, steps_, pl, s, options));
   std::vector<exec::HostTensor> outs;
   for (const sched::ProgramOutput& o : p.outputs) {
     std::vector<int64_t> shape;
@@ -360,6 +388,160 @@ StatusOr<std::vector<exec::HostTensor>> DeviceProgram::run(const std::vector<exe
     outs.push_back(exec::decodeElements(b.dtype, shape, bytes.data()));
   }
   return outs;
+}
+
+namespace {
+
+/// Row-major strides of `shape` (elements).
+std::vector<int64_t> rowMajor(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> st(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) st[d - 1] = st[d] * shape[d];
+  return st;
+}
+
+/// Whether strides `a` and `b` address the same elements of `shape` (dims of size 1 are free).
+bool sameLayout(const std::vector<int64_t>& shape, const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] > 1 && a[d] != b[d]) return false;
+  return true;
+}
+
+/// Copies the elements of `shape` between two strided layouts of one dtype (host memory).
+void copyStrided(const std::vector<int64_t>& shape, size_t elemBytes, const uint8_t* src,
+                 const std::vector<int64_t>& srcStrides, uint8_t* dst, const std::vector<int64_t>& dstStrides) {
+  exec::forEachIndex(shape, [&](const std::vector<int64_t>& idx, int64_t) {
+    std::memcpy(dst + exec::offsetOf(idx, dstStrides) * static_cast<int64_t>(elemBytes),
+                src + exec::offsetOf(idx, srcStrides) * static_cast<int64_t>(elemBytes), elemBytes);
+  });
+}
+
+std::vector<int64_t> stridesOf(const TensorArg& t) { return t.strides.empty() ? rowMajor(t.shape) : t.strides; }
+
+}  // namespace
+
+StatusOr<std::vector<std::vector<int64_t>>> DeviceProgram::outputShapes(
+    const std::vector<sched::InputShape>& inputs) const {
+  ASSIGN_OR_RETURN(Symbols s, sched::bindInputs(program_, inputs));
+  std::vector<std::vector<int64_t>> shapes;
+  for (const sched::ProgramOutput& o : program_.outputs) {
+    std::vector<int64_t> shape;
+    for (const SymExpr& dim : o.shape) {
+      ASSIGN_OR_RETURN(int64_t v, evalOr(dim, s, "a dim of output %" + o.name));
+      shape.push_back(v);
+    }
+    shapes.push_back(std::move(shape));
+  }
+  return shapes;
+}
+
+Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::vector<TensorArg>& outputs,
+                              TransferStats* stats) const {
+  const sched::Program& p = program_;
+  std::vector<sched::InputShape> shapes;
+  for (const TensorArg& t : inputs) shapes.push_back({t.dtype, t.shape});
+  ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> outShapes, outputShapes(shapes));
+  ASSIGN_OR_RETURN(Symbols s, sched::bindInputs(p, shapes));
+  if (outputs.size() != p.outputs.size())
+    return invalidArgument("program @" + p.name + " has " + std::to_string(p.outputs.size()) + " outputs, got " +
+                           std::to_string(outputs.size()) + " tensors for them");
+  for (const TensorArg& t : inputs)
+    if (t.strides.size() != 0 && t.strides.size() != t.shape.size())
+      return invalidArgument("an input tensor has " + std::to_string(t.strides.size()) + " strides for rank " +
+                             std::to_string(t.shape.size()));
+  std::vector<int> outputUses(p.buffers.size(), 0);
+  for (const sched::ProgramOutput& o : p.outputs) ++outputUses[static_cast<size_t>(o.buffer)];
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const sched::ProgramOutput& o = p.outputs[i];
+    const ir::DType want = p.buffers[static_cast<size_t>(o.buffer)].dtype;
+    if (outputs[i].dtype != want || outputs[i].shape != outShapes[i])
+      return invalidArgument("output %" + o.name + ": expected " + std::string(ir::dtypeName(want)) +
+                             exec::shapeString(outShapes[i]) + ", got a tensor of " +
+                             std::string(ir::dtypeName(outputs[i].dtype)) + exec::shapeString(outputs[i].shape));
+    if (!outputs[i].strides.empty() && outputs[i].strides.size() != outputs[i].shape.size())
+      return invalidArgument("output %" + o.name + ": " + std::to_string(outputs[i].strides.size()) +
+                             " strides for rank " + std::to_string(outputs[i].shape.size()));
+  }
+  TransferStats local;
+  TransferStats& st = stats ? *stats : local;
+  auto held = device_.lock();
+  // Import what can be used in place; the rest is copied around the launches.
+  std::vector<DeviceBuffer> given(p.buffers.size());
+  std::vector<std::vector<int64_t>> inStrides(inputs.size());
+  std::vector<bool> inImported(inputs.size(), false), outImported(outputs.size(), false);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const sched::ProgramInput& in = p.inputs[i];
+    for (const SymExpr& e : in.type.effectiveStrides()) {
+      ASSIGN_OR_RETURN(int64_t v, evalOr(e, s, "a stride of input %" + in.name));
+      inStrides[i].push_back(v);
+    }
+    const auto b = static_cast<size_t>(in.buffer);
+    if (given[b].handle() || !sameLayout(inputs[i].shape, stridesOf(inputs[i]), inStrides[i])) continue;
+    ASSIGN_OR_RETURN(int64_t n, evalOr(p.buffers[b].numel, s, "the size of %" + p.buffers[b].name));
+    StatusOr<DeviceBuffer> imp = device_.import(inputs[i].memoryKind, inputs[i].data,
+                                                static_cast<uint64_t>(n * sched::dtypeBytes(in.type.dtype)));
+    if (!imp.isOk()) {
+      if (imp.status().code() != StatusCode::kUnimplemented) return imp.status();
+      continue;
+    }
+    given[b] = std::move(*imp);
+    inImported[i] = true;
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const auto b = static_cast<size_t>(p.outputs[i].buffer);
+    if (p.buffers[b].role != sched::BufferRole::kOutput || outputUses[b] != 1 || given[b].handle() ||
+        !sameLayout(outputs[i].shape, stridesOf(outputs[i]), rowMajor(outputs[i].shape)))
+      continue;
+    int64_t n = 1;
+    for (int64_t d : outShapes[i]) n *= d;
+    StatusOr<DeviceBuffer> imp = device_.import(outputs[i].memoryKind, outputs[i].data,
+                                                static_cast<uint64_t>(n * sched::dtypeBytes(outputs[i].dtype)));
+    if (!imp.isOk()) {
+      if (imp.status().code() != StatusCode::kUnimplemented) return imp.status();
+      continue;
+    }
+    given[b] = std::move(*imp);
+    outImported[i] = true;
+  }
+  ASSIGN_OR_RETURN(Placement pl, place(device_, p, s, std::move(given), &arena_));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inImported[i]) {
+      ++st.imported;
+      continue;
+    }
+    if (inputs[i].memoryKind != PLUGSDK_MEMORY_HOST)
+      return unimplemented("input %" + p.inputs[i].name + " is in device memory the plugin cannot import, and " +
+                           "only host memory is copied");
+    const auto b = static_cast<size_t>(p.inputs[i].buffer);
+    ASSIGN_OR_RETURN(int64_t n, evalOr(p.buffers[b].numel, s, "the size of %" + p.buffers[b].name));
+    const size_t eb = static_cast<size_t>(sched::dtypeBytes(inputs[i].dtype));
+    std::string bytes(static_cast<size_t>(n) * eb, '\0');
+    copyStrided(inputs[i].shape, eb, static_cast<const uint8_t*>(inputs[i].data), stridesOf(inputs[i]),
+                reinterpret_cast<uint8_t*>(bytes.data()), inStrides[i]);
+    RETURN_IF_ERROR(device_.upload(pl.own[b], pl.offset[b], bytes.data(), bytes.size()));
+    ++st.copied;
+  }
+  RETURN_IF_ERROR(launchSteps(device_, p, steps_, pl, s, RunOptions{}));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outImported[i]) {
+      ++st.imported;
+      continue;
+    }
+    if (outputs[i].memoryKind != PLUGSDK_MEMORY_HOST)
+      return unimplemented("output %" + p.outputs[i].name + " is in device memory the plugin cannot import, and " +
+                           "only host memory is copied");
+    const auto b = static_cast<size_t>(p.outputs[i].buffer);
+    if (p.buffers[b].role == sched::BufferRole::kTemp)
+      return internalError("output %" + p.outputs[i].name + " lives in the arena");
+    int64_t n = 1;
+    for (int64_t d : outShapes[i]) n *= d;
+    const size_t eb = static_cast<size_t>(sched::dtypeBytes(outputs[i].dtype));
+    std::string bytes(static_cast<size_t>(n) * eb, '\0');
+    RETURN_IF_ERROR(device_.download(pl.own[b], pl.offset[b], bytes.data(), bytes.size()));
+    copyStrided(outputs[i].shape, eb, reinterpret_cast<const uint8_t*>(bytes.data()), rowMajor(outputs[i].shape),
+                static_cast<uint8_t*>(outputs[i].data), stridesOf(outputs[i]));
+    ++st.copied;
+  }
+  return Status::ok();
 }
 
 }  // namespace plugsdk::plugin

@@ -13,6 +13,7 @@
 #include "core/compile/pipeline.h"
 #include "core/exec/host_tensor.h"
 #include "core/plugin/device.h"
+#include "core/sched/interpreter.h"
 #include "core/sched/program.h"
 
 namespace plugsdk::plugin {
@@ -33,6 +34,21 @@ struct RunOptions {
   std::vector<double>* launchSeconds = nullptr;
 };
 
+/// A tensor in the caller's memory (a torch tensor's storage), borrowed for one run.
+struct TensorArg {
+  void* data = nullptr;
+  ir::DType dtype = ir::DType::kF32;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;               ///< elements; empty: contiguous
+  uint32_t memoryKind = PLUGSDK_MEMORY_HOST;  ///< what `data` is (plugsdk_memory_kind_t)
+};
+
+/// How a runInto moved its tensors (tests and logs).
+struct TransferStats {
+  int imported = 0;  ///< tensors used in place (buffer_import)
+  int copied = 0;    ///< tensors copied in or out
+};
+
 class DeviceProgram {
  public:
   /// Compiles `program` (scheduled with optionsFor(device.caps())) for `device`, which must
@@ -47,6 +63,16 @@ class DeviceProgram {
   StatusOr<std::vector<exec::HostTensor>> run(const std::vector<exec::HostTensor>& inputs,
                                               const RunOptions& options = {}) const;
 
+  /// Runs on the caller's tensors: `outputs` are allocated by the caller with the shapes
+  /// outputShapes() gives. A tensor is used in place when the plugin implements buffer_import
+  /// (ABI 1.1) for its memory and its layout is the program's (inputs: the program's strides
+  /// on every dim of size > 1; outputs: contiguous); otherwise it is copied, so any strides
+  /// work. Thread-safe like run().
+  Status runInto(const std::vector<TensorArg>& inputs, const std::vector<TensorArg>& outputs,
+                 TransferStats* stats = nullptr) const;
+  /// The output shapes for inputs of these dtypes and shapes (checked as run() checks them).
+  StatusOr<std::vector<std::vector<int64_t>>> outputShapes(const std::vector<sched::InputShape>& inputs) const;
+
   const sched::Program& program() const { return program_; }
   /// The plugin's compiler log of every executable ("" when it has nothing to say).
   std::string log() const;
@@ -58,6 +84,7 @@ class DeviceProgram {
   const Device& device_;
   sched::Program program_;
   std::vector<std::unique_ptr<Executable>> steps_;  ///< one per program step
+  mutable DeviceBuffer arena_;  ///< runInto's temporaries, kept from run to run (under the device lock)
 };
 
 }  // namespace plugsdk::plugin

@@ -26,6 +26,11 @@ class Plugin {
   uint32_t abiMajor() const { return api_->abi_major; }
   uint32_t abiMinor() const { return api_->abi_minor; }
   std::string name() const;
+  /// buffer_import (ABI 1.1), or null: the plugin's table is a 1.0 one (it ends before the
+  /// entry) or leaves it NULL.
+  decltype(plugsdk_api_t::buffer_import) bufferImportFn() const {
+    return api_->struct_size >= PLUGSDK_API_SIZE_V1_1 ? api_->buffer_import : nullptr;
+  }
   /// Converts a plugin error (and destroys it) into a Status naming the plugin and call.
   Status check(plugsdk_error_t* err, const std::string& call) const;
 

@@ -348,32 +348,41 @@ class Run {
 
 }  // namespace
 
-StatusOr<std::map<std::string, int64_t>> bindInputs(const Program& p, const std::vector<exec::HostTensor>& inputs) {
+StatusOr<std::map<std::string, int64_t>> bindInputs(const Program& p, const std::vector<InputShape>& inputs) {
   if (inputs.size() != p.inputs.size())
     return invalidArgument("program @" + p.name + " takes " + std::to_string(p.inputs.size()) + " inputs, got " +
                            std::to_string(inputs.size()));
+  auto typeString = [](const InputShape& in) {
+    return std::string(ir::dtypeName(in.dtype)) + exec::shapeString(in.shape);
+  };
   std::map<std::string, int64_t> s;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto& shape = p.inputs[i].type.shape;
-    if (static_cast<int>(shape.size()) != inputs[i].rank())
+    if (shape.size() != inputs[i].shape.size())
       return invalidArgument("input %" + p.inputs[i].name + ": expected rank " + std::to_string(shape.size()) +
-                             ", got " + inputs[i].typeString());
+                             ", got " + typeString(inputs[i]));
     for (size_t d = 0; d < shape.size(); ++d)
-      if (shape[d].isSymbol()) s.emplace(shape[d].symbols()[0], inputs[i].shape()[d]);
+      if (shape[d].isSymbol()) s.emplace(shape[d].symbols()[0], inputs[i].shape[d]);
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     const auto& shape = p.inputs[i].type.shape;
-    if (inputs[i].dtype() != p.inputs[i].type.dtype)
+    if (inputs[i].dtype != p.inputs[i].type.dtype)
       return invalidArgument("input %" + p.inputs[i].name + ": expected " + p.inputs[i].type.toString() + ", got " +
-                             inputs[i].typeString());
+                             typeString(inputs[i]));
     for (size_t d = 0; d < shape.size(); ++d) {
       auto v = shape[d].evaluate(s);
-      if (!v || *v != inputs[i].shape()[d])
+      if (!v || *v != inputs[i].shape[d])
         return invalidArgument("input %" + p.inputs[i].name + " dim " + std::to_string(d) + ": expected " +
-                               shape[d].toString() + ", got " + std::to_string(inputs[i].shape()[d]));
+                               shape[d].toString() + ", got " + std::to_string(inputs[i].shape[d]));
     }
   }
   return s;
+}
+
+StatusOr<std::map<std::string, int64_t>> bindInputs(const Program& p, const std::vector<exec::HostTensor>& inputs) {
+  std::vector<InputShape> shapes;
+  for (const exec::HostTensor& t : inputs) shapes.push_back({t.dtype(), t.shape()});
+  return bindInputs(p, shapes);
 }
 
 StatusOr<std::vector<exec::HostTensor>> ProgramInterpreter::run(const Program& p,

@@ -23,6 +23,13 @@ namespace plugsdk::sched {
 /// rank and dims against the program (errors name the input and the dim).
 StatusOr<std::map<std::string, int64_t>> bindInputs(const Program& p, const std::vector<exec::HostTensor>& inputs);
 
+/// An input's dtype and concrete shape (a tensor the program does not hold itself).
+struct InputShape {
+  ir::DType dtype = ir::DType::kF32;
+  std::vector<int64_t> shape;
+};
+StatusOr<std::map<std::string, int64_t>> bindInputs(const Program& p, const std::vector<InputShape>& inputs);
+
 class ProgramInterpreter {
  public:
   explicit ProgramInterpreter(std::shared_ptr<const ir::Context> ctx);

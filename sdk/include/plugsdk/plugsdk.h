@@ -1,8 +1,8 @@
 /*
  * plugsdk.h -- the stable C ABI between the plugsdk core and backend plugins.
  *
- * ABI 1.0, frozen: a copy of this version lives in sdk/tests/abi_v1_0/ and a test checks that
- * every later header keeps its layout. docs/abi/reference.md documents every field;
+ * ABI 1.1 (1.0 plus buffer_import). 1.0 is frozen: a copy lives in sdk/tests/abi_v1_0/ and a
+ * test checks that every later header keeps its layout. docs/abi/reference.md documents every field;
  * docs/abi/CHANGELOG.md records each version.
  *
  * Standalone C11: includes only <stddef.h>, <stdint.h> and <stdbool.h>. No C++ type and no
@@ -44,7 +44,7 @@ extern "C" {
 #endif
 
 #define PLUGSDK_ABI_VERSION_MAJOR 1
-#define PLUGSDK_ABI_VERSION_MINOR 0
+#define PLUGSDK_ABI_VERSION_MINOR 1
 
 #if defined(_WIN32)
 #define PLUGSDK_EXPORT __declspec(dllexport)
@@ -369,6 +369,23 @@ typedef struct plugsdk_buffer_allocate_args {
   plugsdk_buffer_t* out_buffer; /* owned by the caller, freed with buffer_free */
 } plugsdk_buffer_allocate_args_t;
 
+/* ABI 1.1. Memory the caller already has, used in place (zero-copy: a torch tensor's
+ * storage). memory_kind says what `data` is: PLUGSDK_MEMORY_HOST, a host pointer;
+ * PLUGSDK_MEMORY_DEVICE, an address in the device's own memory (a CUDA device pointer, a
+ * Level Zero device allocation). The buffer borrows it: the caller keeps it alive until
+ * buffer_free and every launch using the buffer have completed; buffer_free never frees
+ * `data`. A device that cannot address that memory returns UNIMPLEMENTED and the core copies. */
+typedef struct plugsdk_buffer_import_args {
+  size_t struct_size;
+  void* extension;
+  plugsdk_client_t* client;
+  uint32_t device;
+  uint32_t memory_kind; /* one plugsdk_memory_kind_t bit */
+  void* data;           /* borrowed; may be NULL only when bytes is 0 */
+  uint64_t bytes;
+  plugsdk_buffer_t* out_buffer; /* owned by the caller, freed with buffer_free */
+} plugsdk_buffer_import_args_t;
+
 typedef struct plugsdk_buffer_free_args {
   size_t struct_size;
   void* extension;
@@ -567,10 +584,16 @@ typedef struct plugsdk_api {
   plugsdk_error_t* (*launch)(plugsdk_launch_args_t* args);
   /* Optional: NULL unless some device reports takes_subgraphs. */
   plugsdk_error_t* (*compile_subgraph)(plugsdk_compile_subgraph_args_t* args);
+  /* ABI 1.1. Optional: NULL (or a table shorter than PLUGSDK_API_SIZE_V1_1) and the core
+   * copies tensors in and out instead. */
+  plugsdk_error_t* (*buffer_import)(plugsdk_buffer_import_args_t* args);
 } plugsdk_api_t;
 
 /* The size of the table in ABI 1.0: a core accepts any table at least this large. */
 #define PLUGSDK_API_SIZE_V1_0 PLUGSDK_STRUCT_SIZE(plugsdk_api_t, compile_subgraph)
+/* The size of the table in ABI 1.1 (buffer_import). Read a 1.1 entry only from a table this
+ * large: a 1.0 plugin's table ends before it. */
+#define PLUGSDK_API_SIZE_V1_1 PLUGSDK_STRUCT_SIZE(plugsdk_api_t, buffer_import)
 
 /* ---- the entry point ---------------------------------------------------------------------- */
 

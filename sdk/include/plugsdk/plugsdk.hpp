@@ -384,6 +384,14 @@ class Backend : public detail::ClientBase {
     (void)device, (void)memoryKind, (void)bytes;
     return unimplemented("buffer_allocate is not implemented");
   }
+  /// buffer_import (ABI 1.1): a buffer over memory the caller owns (memoryKind HOST: a host
+  /// pointer; DEVICE: an address in the device's memory), freed with freeBuffer without
+  /// freeing `data`. The default says UNIMPLEMENTED, and the core copies instead.
+  virtual StatusOr<std::unique_ptr<BufferT>> importBuffer(uint32_t device, uint32_t memoryKind, void* data,
+                                                          uint64_t bytes) {
+    (void)device, (void)memoryKind, (void)data, (void)bytes;
+    return unimplemented("buffer_import is not implemented: tensors are copied");
+  }
   /// buffer_free: the buffer is gone after this whatever it returns.
   virtual Status freeBuffer(std::unique_ptr<BufferT> buffer) {
     (void)buffer;
@@ -737,6 +745,28 @@ struct Plugin {
         return argError(fn, "args->memory_kind " + std::to_string(k) + " is not one plugsdk_memory_kind_t bit");
       PLUGSDK_RETURN_IF_ERROR(device(fn, *b, a->device));
       StatusOr<std::unique_ptr<BufferT>> made = b->allocate(a->device, k, a->bytes);
+      PLUGSDK_RETURN_IF_ERROR(adopt(fn, *b, made, kBuffers));
+      Buffer& base = **made;
+      base.device_ = a->device;
+      base.memoryKind_ = k;
+      base.bytes_ = a->bytes;
+      a->out_buffer = toC<plugsdk_buffer_t>(made->release());
+      return Status::ok();
+    });
+  }
+
+  static plugsdk_error_t* bufferImport(plugsdk_buffer_import_args_t* a) noexcept {
+    constexpr const char* fn = "buffer_import";
+    return guarded(fn, a, PLUGSDK_SIZE_THROUGH(plugsdk_buffer_import_args_t, out_buffer), [&]() -> Status {
+      B* b = nullptr;
+      PLUGSDK_RETURN_IF_ERROR(client(fn, a->client, &b));
+      const uint32_t k = a->memory_kind;
+      if (k != PLUGSDK_MEMORY_DEVICE && k != PLUGSDK_MEMORY_HOST && k != PLUGSDK_MEMORY_SHARED)
+        return argError(fn, "args->memory_kind " + std::to_string(k) + " is not one plugsdk_memory_kind_t bit");
+      if (!a->data && a->bytes != 0)
+        return argError(fn, "args->data is NULL for " + std::to_string(a->bytes) + " bytes");
+      PLUGSDK_RETURN_IF_ERROR(device(fn, *b, a->device));
+      StatusOr<std::unique_ptr<BufferT>> made = b->importBuffer(a->device, k, a->data, a->bytes);
       PLUGSDK_RETURN_IF_ERROR(adopt(fn, *b, made, kBuffers));
       Buffer& base = **made;
       base.device_ = a->device;
@@ -1101,6 +1131,7 @@ struct Plugin {
     t.executable_log = &executableLog;
     t.launch = &launch;
     t.compile_subgraph = B::kTakesSubgraphs ? &compileSubgraph : nullptr;
+    t.buffer_import = &bufferImport;
     return t;
   }
 

@@ -1,0 +1,33 @@
+"""plugsdk: PyTorch 2 graphs compiled through pluggable device backends.
+
+    import torch
+    model = torch.compile(model, backend="plugsdk")            # the CPU backend
+    model = torch.compile(model, backend="plugsdk", options={"device": "cpu", "fallback": False})
+
+The backend is registered with Dynamo on import and through the `torch_dynamo_backends`
+entry point (so backend="plugsdk" works without importing this package first).
+"""
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+
+def explain():
+    """What the backend did with each graph so far: ops, compiled and eager partitions, the
+    ops that fell back to eager torch and why, the compile time per stage."""
+    from .backend import reports
+    return list(reports)
+
+
+def _register() -> None:
+    try:
+        import torch._dynamo
+        from torch._dynamo.backends.registry import _COMPILER_FNS
+    except ImportError:  # torch without Dynamo: the package is still usable directly
+        return
+    if "plugsdk" not in _COMPILER_FNS:
+        from .backend import plugsdk_backend
+        torch._dynamo.register_backend(name="plugsdk")(plugsdk_backend)
+
+
+_register()

@@ -1,0 +1,241 @@
+"""torch.compile(model, backend="plugsdk"): the Dynamo backend.
+
+Dynamo hands over a torch-level FX graph. AOT autograd lowers it to a functional ATen graph
+under fake tensors (parameters become inputs, in-place ops their functional forms, sizes
+symbolic when Dynamo made them dynamic). The ATen graph is split by what the core can
+lower: supported parts are imported (fx_import) and compiled for the device, the rest runs
+in eager torch, and every op that fell back is logged with its reason.
+
+Options (torch.compile(..., options={...})):
+  device          plugin name: "cpu" (default), "cuda", "level_zero", or any plugin on the path
+  device_index    the plugin's device (default 0)
+  backend_options the plugin's client options, "key=value;..."
+  fallback        True (default): unsupported ops run in eager torch; False: raise
+                  UnsupportedOpError naming the op
+  dump_dir        write the stage dumps (ATen graph .pgraph, prims, program, generated code)
+"""
+from __future__ import annotations
+
+import logging
+import operator
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+import torch
+
+from . import fx_import, runtime
+
+log = logging.getLogger("plugsdk")
+_level = os.environ.get("PLUGSDK_LOG", "").lower()
+if _level in ("info", "debug"):
+    logging.basicConfig()
+    log.setLevel(logging.DEBUG if _level == "debug" else logging.INFO)
+
+KNOWN_OPTIONS = {"device", "device_index", "backend_options", "fallback", "dump_dir"}
+
+
+class UnsupportedOpError(RuntimeError):
+    """An op the core cannot lower, with fallback=False."""
+
+
+@dataclass
+class Fallback:
+    op: str
+    node: str
+    reason: str
+
+
+@dataclass
+class GraphReport:
+    """What happened to one graph Dynamo handed over (explain() returns these)."""
+    ops: int = 0
+    compiled_partitions: int = 0
+    eager_partitions: int = 0
+    fallbacks: List[Fallback] = field(default_factory=list)
+    stage_seconds: Dict[str, float] = field(default_factory=dict)
+    text: List[str] = field(default_factory=list)
+
+
+reports: List[GraphReport] = []
+
+
+def _options(options: Optional[Dict[str, Any]]) -> Dict[str, Any]:
+    opts = dict(options or {})
+    unknown = set(opts) - KNOWN_OPTIONS
+    if unknown:
+        raise ValueError(f"plugsdk: unknown option(s) {sorted(unknown)}; known: {sorted(KNOWN_OPTIONS)}")
+    opts.setdefault("device", "cpu")
+    opts.setdefault("device_index", 0)
+    opts.setdefault("backend_options", "")
+    opts.setdefault("fallback", True)
+    opts.setdefault("dump_dir", os.environ.get("PLUGSDK_DUMP", ""))
+    return opts
+
+
+def _supported_ops() -> set:
+    return set(runtime._C().decomposed_ops())
+
+
+def _unsupported_reason(node: torch.fx.Node, supported: set) -> Optional[str]:
+    if node.op != "call_function":
+        return None
+    if isinstance(node.target, torch._ops.OpOverload):
+        name = fx_import.op_name(node.target)
+        if name not in supported:
+            return f"the core has no lowering for {name}"
+        val = node.meta.get("val")
+        vals = val if isinstance(val, (list, tuple)) else [val]
+        for v in vals:
+            if isinstance(v, torch.Tensor) and v.dtype not in fx_import.DTYPES:
+                return f"dtype {v.dtype} is not supported"
+        return None
+    if fx_import.is_sym(node.meta.get("val")):
+        return None  # size arithmetic
+    if node.target is operator.getitem:
+        return None
+    return f"{node.target} is not an ATen op"
+
+
+def _compile_part(gm: torch.fx.GraphModule, name: str, opts, report: GraphReport):
+    dev = runtime.device(opts["device"], opts["device_index"], opts["backend_options"])
+    t0 = time.perf_counter()
+    imported = fx_import.to_pgraph(gm, name)
+    import_s = time.perf_counter() - t0
+    dump = opts["dump_dir"]
+    if dump:
+        os.makedirs(dump, exist_ok=True)
+        with open(os.path.join(dump, f"{name}.fx.txt"), "w") as f:
+            f.write(gm.print_readable(print_output=False))
+        with open(os.path.join(dump, f"{name}.aten.pgraph"), "w") as f:
+            f.write(imported.text)
+    compiled = runtime.compile_imported(imported, dev, os.path.join(dump, name) if dump else "")
+    stages = {"fx_import": import_s, **runtime.stage_seconds(compiled)}
+    for k, v in stages.items():
+        report.stage_seconds[k] = report.stage_seconds.get(k, 0.0) + v
+    report.text.append(imported.text)
+    log.info("plugsdk: compiled %s on %s: %d kernels, %d library calls, %s", name, dev.describe(),
+             compiled.program.kernels, compiled.program.library_calls,
+             ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in stages.items()))
+    return compiled
+
+
+def compile_aten(gm: torch.fx.GraphModule, example_inputs, opts, name: str = "graph"):
+    """Compiles an ATen-level FX graph (nodes carry meta['val']); returns a callable taking
+    the graph's flat arguments and returning its outputs as a list."""
+    report = GraphReport()
+    reports.append(report)
+    supported = _supported_ops()
+    unsupported = {}
+    for n in gm.graph.nodes:
+        if n.op == "call_function":
+            report.ops += 1
+            why = _unsupported_reason(n, supported)
+            if why:
+                unsupported[n] = why
+    for n, why in unsupported.items():
+        op = fx_import.op_name(n.target) if isinstance(n.target, torch._ops.OpOverload) else str(n.target)
+        if not opts["fallback"]:
+            raise UnsupportedOpError(f"plugsdk: {op} ({n.name}) cannot run on {opts['device']}: {why} "
+                                     "(options={'fallback': False})")
+        report.fallbacks.append(Fallback(op=op, node=n.name, reason=why))
+        log.warning("plugsdk: %s (%s) falls back to eager torch: %s", op, n.name, why)
+    if not unsupported:
+        try:
+            compiled = _compile_part(gm, name, opts, report)
+            report.compiled_partitions = 1
+            return _boxed(compiled)
+        except fx_import.Unmapped as e:
+            return _eager_whole(gm, report, opts, f"cannot import the graph: {e}")
+    return _partitioned(gm, set(unsupported), opts, report, name)
+
+
+def _eager_whole(gm, report: GraphReport, opts, why: str):
+    if not opts["fallback"]:
+        raise UnsupportedOpError(f"plugsdk: {why}")
+    log.warning("plugsdk: the whole graph runs in eager torch: %s", why)
+    report.fallbacks.append(Fallback(op="<graph>", node="", reason=why))
+    report.eager_partitions = 1
+    return _boxed(lambda *args: list(_as_tuple(gm(*args))))
+
+
+def _as_tuple(v):
+    return v if isinstance(v, (tuple, list)) else (v,)
+
+
+def _partitioned(gm: torch.fx.GraphModule, unsupported: set, opts, report: GraphReport, name: str):
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    from torch.fx.passes.operator_support import OperatorSupportBase
+
+    class Support(OperatorSupportBase):
+        def is_node_supported(self, submodules, node):
+            return node.op == "call_function" and node not in unsupported
+
+    parts = CapabilityBasedPartitioner(gm, Support(), allows_single_node_partition=True)
+    fused = parts.fuse_partitions(parts.propose_partitions())
+    for sub in list(fused.graph.nodes):
+        if sub.op != "call_module":
+            continue
+        module = getattr(fused, sub.target)
+        part_name = f"{name}_{sub.target}"
+        try:
+            compiled = _compile_part(module, part_name, opts, report)
+        except (fx_import.Unmapped, runtime._C().Error) as e:
+            if not opts["fallback"]:
+                raise UnsupportedOpError(f"plugsdk: {part_name}: {e}") from e
+            log.warning("plugsdk: partition %s runs in eager torch: %s", part_name, e)
+            report.fallbacks.append(Fallback(op="<partition>", node=part_name, reason=str(e)))
+            report.eager_partitions += 1
+            continue
+        setattr(fused, sub.target, _PartModule(compiled, _single_output(module)))
+        report.compiled_partitions += 1
+    report.eager_partitions += sum(1 for n in fused.graph.nodes if n.op == "call_function")
+    fused.recompile()
+    return _boxed(lambda *args: list(_as_tuple(fused(*args))))
+
+
+def _single_output(gm: torch.fx.GraphModule) -> bool:
+    (out,) = [n for n in gm.graph.nodes if n.op == "output"]
+    return not isinstance(out.args[0], (tuple, list))
+
+
+class _PartModule(torch.nn.Module):
+    """A compiled partition in the fused graph module's place."""
+
+    def __init__(self, compiled, single: bool):
+        super().__init__()
+        self.compiled = compiled
+        self.single = single
+
+    def forward(self, *args):
+        outs = self.compiled(*args)
+        return outs[0] if self.single else tuple(outs)
+
+
+def _boxed(fn):
+    def call(args):
+        out = fn(*args)
+        args.clear()
+        return out
+    call._boxed_call = True
+    return call
+
+
+def plugsdk_backend(gm: torch.fx.GraphModule, example_inputs, mode: Optional[str] = None,
+                    options: Optional[Dict[str, Any]] = None):
+    """The Dynamo backend: AOT autograd to ATen, then compile_aten on each graph."""
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    opts = _options(options)
+    counter = {"n": 0}
+
+    def fw_compiler(aten_gm: torch.fx.GraphModule, fake_inputs):
+        counter["n"] += 1
+        return compile_aten(aten_gm, fake_inputs, opts, name=f"forward{counter['n']}")
+
+    def bw_compiler(aten_gm: torch.fx.GraphModule, fake_inputs):
+        counter["n"] += 1
+        return compile_aten(aten_gm, fake_inputs, opts, name=f"backward{counter['n']}")
+
+    return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler, bw_compiler=bw_compiler)
