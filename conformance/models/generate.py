@@ -18,11 +18,10 @@ test rebuilds exactly the models the graphs were traced from.
 from __future__ import annotations
 
 import argparse
-import math
-import operator
+import importlib.util
 import pathlib
 import sys
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Tuple
 
 import torch
 import torch.nn as nn
@@ -32,15 +31,16 @@ from torch.fx.experimental.proxy_tensor import make_fx
 
 HERE = pathlib.Path(__file__).resolve().parent
 
-DTYPES = {
-    torch.bool: "bool", torch.uint8: "u8", torch.int8: "i8", torch.int16: "i16",
-    torch.int32: "i32", torch.int64: "i64", torch.float16: "f16", torch.bfloat16: "bf16",
-    torch.float32: "f32", torch.float64: "f64",
-}
+# FX -> .pgraph is the package's importer (python/plugsdk/fx_import.py, shared with
+# torch.compile), loaded by path: it needs nothing else of the package.
+_spec = importlib.util.spec_from_file_location("plugsdk_fx_import", HERE.parents[1] / "python" / "plugsdk" / "fx_import.py")
+fx_import = importlib.util.module_from_spec(_spec)
+sys.modules[_spec.name] = fx_import  # (its dataclasses look themselves up there)
+_spec.loader.exec_module(fx_import)
+DTYPES, Unmapped = fx_import.DTYPES, fx_import.Unmapped
+
 # File suffix and torch dtype of each traced variant.
 VARIANTS = {"": torch.float32, ".f64": torch.float64}
-# Keyword arguments of torch's schemas that ours do not have (tensor placement/layout).
-DROPPED_KWARGS = {"device", "layout", "pin_memory", "memory_format"}
 
 # ---------------------------------------------------------------------------------------
 # The models
@@ -239,163 +239,12 @@ def trace(model: nn.Module, x: torch.Tensor) -> torch.fx.GraphModule:
     return gm
 
 
-# ---------------------------------------------------------------------------------------
-# FX -> .pgraph
-# ---------------------------------------------------------------------------------------
-
-
-class Unmapped(Exception):
-    pass
-
-
-def fmt_float(v: float) -> str:
-    if math.isnan(v):
-        return "nan"
-    if math.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    r = repr(float(v))
-    return r if any(c in r for c in ".e") else r + ".0"
-
-
-def attr_text(v: Any, ty: str = "") -> str:
-    if v is None:
-        return "none"
-    if isinstance(v, torch.dtype):
-        return DTYPES[v]
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return fmt_float(v) if ty.startswith("float") else str(v)
-    if isinstance(v, float):
-        return fmt_float(v)
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, (list, tuple)):
-        inner = ty[len("List["):-1] if ty.startswith("List[") else ""
-        return "[" + ", ".join(attr_text(e, inner) for e in v) + "]"
-    raise Unmapped(f"cannot write attribute value {v!r}")
-
-
-def type_text(t: torch.Tensor) -> str:
-    return f"{DTYPES[t.dtype]}[{', '.join(str(int(d)) for d in t.shape)}]"
-
-
-def is_tensor_type(ty: str) -> bool:
-    return ty in ("Tensor", "Optional[Tensor]", "List[Tensor]", "List[Optional[Tensor]]")
-
-
-def same(a: Any, b: Any) -> bool:
-    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if isinstance(a, bool) != isinstance(b, bool):
-        return False
-    return a == b
-
-
-def op_name(target) -> str:
-    name = str(target)  # aten.add.Tensor, aten.mm.default
-    return name[: -len(".default")] if name.endswith(".default") else name
-
-
 def to_pgraph(gm: torch.fx.GraphModule, graph_name: str, input_names: List[str]) -> str:
-    """The .pgraph text of a make_fx graph (placeholders named by input_names, in order)."""
-    nodes = list(gm.graph.nodes)
-    names: Dict[torch.fx.Node, str] = {}  # node -> value name (single-output nodes)
-    multi: Dict[torch.fx.Node, List[str]] = {}  # multi-output node -> its output names
-
-    placeholders = [n for n in nodes if n.op == "placeholder"]
-    assert len(placeholders) == len(input_names)
-    params = []
-    for n, name in zip(placeholders, input_names):
-        names[n] = name
-        params.append(f"%{name}: {type_text(n.meta['val'])}")
-
-    # Returned values are renamed out, or out0, out1, ...: `plugsdk run --save` writes
-    # DIR/<output-name>.npy.
-    (output,) = [n for n in nodes if n.op == "output"]
-    results = list(torch.utils._pytree.tree_leaves(output.args[0]))
-    out_names = ["out"] if len(results) == 1 else [f"out{i}" for i in range(len(results))]
-    renamed = {}
-    for r, o in zip(results, out_names):
-        if r.op == "placeholder" or r in renamed:
-            raise Unmapped("a graph output that is an input or repeated is not supported")
-        renamed[r] = o
-
-    taken = set(input_names) | set(out_names)
-
-    def fresh(base: str) -> str:
-        name, i = base, 0
-        while name in taken:
-            i += 1
-            name = f"{base}_{i}"
-        taken.add(name)
-        return name
-
-    lines = []
-    for n in nodes:
-        if n.op in ("placeholder", "output"):
-            continue
-        if n.op == "call_function" and n.target is operator.getitem:
-            src, idx = n.args
-            if src not in multi:
-                raise Unmapped(f"getitem of {src.format_node()}")
-            names[n] = multi[src][idx]
-            continue
-        if n.op != "call_function" or not isinstance(n.target, torch._ops.OpOverload):
-            raise Unmapped(f"node {n.format_node()}")
-        schema = n.target._schema
-        opname = op_name(n.target)
-        ins, attrs = [], {}
-        for i, a in enumerate(schema.arguments):
-            given = i < len(n.args) and not a.kwarg_only
-            if given:
-                v = n.args[i]
-            elif a.name in n.kwargs:
-                v = n.kwargs[a.name]
-            elif a.has_default_value():
-                v = a.default_value
-                given = False
-            else:
-                raise Unmapped(f"{opname}: argument {a.name} missing")
-            ty = str(a.type)
-            if is_tensor_type(ty):
-                if ty.startswith("List["):
-                    ins += ["none" if e is None else f"%{names[e]}" for e in v]
-                elif v is None:
-                    ins.append("none")
-                elif isinstance(v, torch.fx.Node):
-                    ins.append(f"%{names[v]}")
-                else:
-                    raise Unmapped(f"{opname}: scalar {v!r} for tensor argument {a.name}")
-                continue
-            if a.name in DROPPED_KWARGS:
-                continue
-            if isinstance(v, torch.fx.Node) or (isinstance(v, (list, tuple))
-                                                and any(isinstance(e, torch.fx.Node) for e in v)):
-                raise Unmapped(f"{opname}: symbolic value for {a.name}")
-            if a.has_default_value() and same(v, a.default_value):
-                continue  # the printer omits attributes equal to their default
-            attrs[a.name] = attr_text(v, ty)
-        attr_s = (" {" + ", ".join(f"{k} = {attrs[k]}" for k in sorted(attrs)) + "}") if attrs else ""
-
-        val = n.meta["val"]
-        if isinstance(val, (tuple, list)):
-            getitems = {u.args[1]: u for u in n.users if u.target is operator.getitem}
-            outs = []
-            for i in range(len(val)):
-                u = getitems.get(i)
-                outs.append(renamed.get(u) or fresh(u.name) if u is not None else fresh(f"{n.name}.{i}"))
-            multi[n] = outs
-            types = ", ".join(type_text(t) for t in val)
-        else:
-            outs = [renamed.get(n) or fresh(n.name)]
-            names[n] = outs[0]
-            types = type_text(val)
-        lines.append(f"  {', '.join('%' + o for o in outs)} = {opname}({', '.join(ins)}){attr_s} : {types}")
-
-    ret = ", ".join(f"%{o}" for o in out_names)
-    return (f"graph @{graph_name}({', '.join(params)}) {{\n" + "\n".join(lines) +
-            f"\n  return {ret}\n}}\n")
+    """The .pgraph text of a make_fx graph (the package's importer: python/plugsdk/fx_import.py)."""
+    imported = fx_import.to_pgraph(gm, graph_name, input_names)
+    if any(kind != "program" for kind, _ in imported.outputs):
+        raise Unmapped("a graph output that is an input is not supported")
+    return imported.text
 
 
 HEADER = "# generated by conformance/models/generate.py from torch {ver}; do not edit\n"

@@ -229,7 +229,7 @@ StatusOr<int64_t> evalOr(const SymExpr& e, const Symbols& s, const std::string& 
 /// Where each program buffer lives on the device: its own allocation or a place in the arena.
 struct Placement {
   std::vector<DeviceBuffer> own;  ///< per program buffer (inputs and outputs)
-  DeviceBuffer arena;  ///< owned here unless kept by the program
+  DeviceBuffer arena;             ///< owned here unless kept by the program
   plugsdk_buffer_t* arenaHandle = nullptr;
   std::vector<plugsdk_buffer_t*> handle;
   std::vector<uint64_t> offset;

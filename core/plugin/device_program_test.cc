@@ -242,5 +242,61 @@ TEST(DeviceProgram, NewerMinorPluginLoadsAndWorksWithWhatTheCoreKnows) {
   EXPECT_STREQ(out, in);
 }
 
+// runInto: the caller's tensors are used in place where the plugin imports memory (the cpu
+// plugin, ABI 1.1) and their layout is the program's; a strided input or output, or a 1.0
+// plugin (minimal), is copied; the numbers are the same either way.
+TEST(DeviceProgram, RunIntoUsesTensorsInPlaceOrCopies) {
+  const char* src = R"(graph @g(%x: f32[s0, 3], %y: f32[3]) {
+  %m = aten.mul.Tensor(%x, %y)
+  %a = aten.add.Scalar(%m) {other = 1.0}
+  return %a
+})";
+  for (const char* plugin : {"cpu", "minimal"}) {
+    SCOPED_TRACE(plugin);
+    auto dev = openDevice(plugin, std::string(plugin) == "cpu" ? "cache_dir=off" : "");
+    ASSERT_NE(dev, nullptr);
+    auto ctx = ir::makeDefaultContext();
+    auto g = text::parseGraph(*ctx, src);
+    ASSERT_TRUE(g.isOk()) << g.status().toString();
+    auto c = compile::compileGraph(*ctx, *g, optionsFor(dev->caps()));
+    ASSERT_TRUE(c.isOk()) << c.status().toString();
+    auto dp = DeviceProgram::compile(*dev, c->program);
+    ASSERT_TRUE(dp.isOk()) << dp.status().toString();
+    // x is 4 x 3; xt holds the same values column-major (strides [1, 4]).
+    std::vector<float> x(12), xt(12), y = {0.5f, -2.0f, 3.0f}, want(12);
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 3; ++j) {
+        x[i * 3 + j] = xt[j * 4 + i] = 0.25f * static_cast<float>(i * 3 + j) - 1.0f;
+        want[i * 3 + j] = x[i * 3 + j] * y[j] + 1.0f;
+      }
+    auto shapes = (*dp)->outputShapes({{ir::DType::kF32, {4, 3}}, {ir::DType::kF32, {3}}});
+    ASSERT_TRUE(shapes.isOk()) << shapes.status().toString();
+    EXPECT_EQ(*shapes, (std::vector<std::vector<int64_t>>{{4, 3}}));
+    const bool imports = std::string(plugin) == "cpu";
+    for (bool strided : {false, true}) {
+      std::vector<float> out(12, -7.0f);
+      TensorArg in0{strided ? xt.data() : x.data(),
+                    ir::DType::kF32,
+                    {4, 3},
+                    strided ? std::vector<int64_t>{1, 4} : std::vector<int64_t>{}};
+      TensorArg in1{y.data(), ir::DType::kF32, {3}, {}};
+      TensorArg o{out.data(), ir::DType::kF32, {4, 3}, strided ? std::vector<int64_t>{1, 4} : std::vector<int64_t>{}};
+      TransferStats st;
+      Status s = (*dp)->runInto({in0, in1}, {o}, &st);
+      ASSERT_TRUE(s.isOk()) << s.toString();
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 3; ++j)
+          EXPECT_FLOAT_EQ(out[strided ? j * 4 + i : i * 3 + j], want[i * 3 + j]) << "strided " << strided;
+      EXPECT_EQ(st.imported, !imports ? 0 : strided ? 1 : 3) << "strided " << strided;
+      EXPECT_EQ(st.copied, 3 - st.imported);
+    }
+    // Bad output tensors are errors naming the output.
+    std::vector<float> small(4);
+    TensorArg in0{x.data(), ir::DType::kF32, {4, 3}, {}}, in1{y.data(), ir::DType::kF32, {3}, {}};
+    expectHas((*dp)->runInto({in0, in1}, {TensorArg{small.data(), ir::DType::kF32, {2, 2}, {}}}), "output %a");
+    expectHas((*dp)->runInto({in0, in1}, {}), "has 1 outputs, got 0");
+  }
+}
+
 }  // namespace
 }  // namespace plugsdk::plugin

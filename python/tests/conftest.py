@@ -1,0 +1,9 @@
+"""The tests run on the build tree's package: $PLUGSDK_BUILD_DIR/python (default build/),
+which the build assembles (the .py sources beside the _C extension)."""
+import os
+import pathlib
+import sys
+
+_root = pathlib.Path(__file__).resolve().parents[2]
+_build = pathlib.Path(os.environ.get("PLUGSDK_BUILD_DIR", _root / "build"))
+sys.path.insert(0, str(_build / "python"))
