@@ -417,13 +417,10 @@ void copyStrided(const std::vector<int64_t>& shape, size_t elemBytes, const uint
 
 std::vector<int64_t> stridesOf(const TensorArg& t) { return t.strides.empty() ? rowMajor(t.shape) : t.strides; }
 
-}  // namespace
-
-StatusOr<std::vector<std::vector<int64_t>>> DeviceProgram::outputShapes(
-    const std::vector<sched::InputShape>& inputs) const {
-  ASSIGN_OR_RETURN(Symbols s, sched::bindInputs(program_, inputs));
+/// The output shapes of `p` with its size symbols bound to `s`.
+StatusOr<std::vector<std::vector<int64_t>>> outputShapesFor(const sched::Program& p, const Symbols& s) {
   std::vector<std::vector<int64_t>> shapes;
-  for (const sched::ProgramOutput& o : program_.outputs) {
+  for (const sched::ProgramOutput& o : p.outputs) {
     std::vector<int64_t> shape;
     for (const SymExpr& dim : o.shape) {
       ASSIGN_OR_RETURN(int64_t v, evalOr(dim, s, "a dim of output %" + o.name));
@@ -434,13 +431,21 @@ StatusOr<std::vector<std::vector<int64_t>>> DeviceProgram::outputShapes(
   return shapes;
 }
 
+}  // namespace
+
+StatusOr<std::vector<std::vector<int64_t>>> DeviceProgram::outputShapes(
+    const std::vector<sched::InputShape>& inputs) const {
+  ASSIGN_OR_RETURN(Symbols s, sched::bindInputs(program_, inputs));
+  return outputShapesFor(program_, s);
+}
+
 Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::vector<TensorArg>& outputs,
                               TransferStats* stats) const {
   const sched::Program& p = program_;
   std::vector<sched::InputShape> shapes;
   for (const TensorArg& t : inputs) shapes.push_back({t.dtype, t.shape});
-  ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> outShapes, outputShapes(shapes));
   ASSIGN_OR_RETURN(Symbols s, sched::bindInputs(p, shapes));
+  ASSIGN_OR_RETURN(std::vector<std::vector<int64_t>> outShapes, outputShapesFor(p, s));
   if (outputs.size() != p.outputs.size())
     return invalidArgument("program @" + p.name + " has " + std::to_string(p.outputs.size()) + " outputs, got " +
                            std::to_string(outputs.size()) + " tensors for them");

@@ -735,45 +735,40 @@ struct Plugin {
     });
   }
 
+  /// buffer_allocate and buffer_import: checks the client, the memory kind and the device,
+  /// makes the buffer with make(backend, kind), stamps it with its device, kind and size and
+  /// hands it out through a->out_buffer.
+  template <typename Args, typename Make>
+  static Status newBuffer(const char* fn, Args* a, Make make) {
+    B* b = nullptr;
+    PLUGSDK_RETURN_IF_ERROR(client(fn, a->client, &b));
+    const uint32_t k = a->memory_kind;
+    if (k != PLUGSDK_MEMORY_DEVICE && k != PLUGSDK_MEMORY_HOST && k != PLUGSDK_MEMORY_SHARED)
+      return argError(fn, "args->memory_kind " + std::to_string(k) + " is not one plugsdk_memory_kind_t bit");
+    PLUGSDK_RETURN_IF_ERROR(device(fn, *b, a->device));
+    StatusOr<std::unique_ptr<BufferT>> made = make(*b, k);
+    PLUGSDK_RETURN_IF_ERROR(adopt(fn, *b, made, kBuffers));
+    Buffer& base = **made;
+    base.device_ = a->device;
+    base.memoryKind_ = k;
+    base.bytes_ = a->bytes;
+    a->out_buffer = toC<plugsdk_buffer_t>(made->release());
+    return Status::ok();
+  }
+
   static plugsdk_error_t* bufferAllocate(plugsdk_buffer_allocate_args_t* a) noexcept {
     constexpr const char* fn = "buffer_allocate";
     return guarded(fn, a, PLUGSDK_SIZE_THROUGH(plugsdk_buffer_allocate_args_t, out_buffer), [&]() -> Status {
-      B* b = nullptr;
-      PLUGSDK_RETURN_IF_ERROR(client(fn, a->client, &b));
-      const uint32_t k = a->memory_kind;
-      if (k != PLUGSDK_MEMORY_DEVICE && k != PLUGSDK_MEMORY_HOST && k != PLUGSDK_MEMORY_SHARED)
-        return argError(fn, "args->memory_kind " + std::to_string(k) + " is not one plugsdk_memory_kind_t bit");
-      PLUGSDK_RETURN_IF_ERROR(device(fn, *b, a->device));
-      StatusOr<std::unique_ptr<BufferT>> made = b->allocate(a->device, k, a->bytes);
-      PLUGSDK_RETURN_IF_ERROR(adopt(fn, *b, made, kBuffers));
-      Buffer& base = **made;
-      base.device_ = a->device;
-      base.memoryKind_ = k;
-      base.bytes_ = a->bytes;
-      a->out_buffer = toC<plugsdk_buffer_t>(made->release());
-      return Status::ok();
+      return newBuffer(fn, a, [&](B& b, uint32_t kind) { return b.allocate(a->device, kind, a->bytes); });
     });
   }
 
   static plugsdk_error_t* bufferImport(plugsdk_buffer_import_args_t* a) noexcept {
     constexpr const char* fn = "buffer_import";
     return guarded(fn, a, PLUGSDK_SIZE_THROUGH(plugsdk_buffer_import_args_t, out_buffer), [&]() -> Status {
-      B* b = nullptr;
-      PLUGSDK_RETURN_IF_ERROR(client(fn, a->client, &b));
-      const uint32_t k = a->memory_kind;
-      if (k != PLUGSDK_MEMORY_DEVICE && k != PLUGSDK_MEMORY_HOST && k != PLUGSDK_MEMORY_SHARED)
-        return argError(fn, "args->memory_kind " + std::to_string(k) + " is not one plugsdk_memory_kind_t bit");
       if (!a->data && a->bytes != 0)
         return argError(fn, "args->data is NULL for " + std::to_string(a->bytes) + " bytes");
-      PLUGSDK_RETURN_IF_ERROR(device(fn, *b, a->device));
-      StatusOr<std::unique_ptr<BufferT>> made = b->importBuffer(a->device, k, a->data, a->bytes);
-      PLUGSDK_RETURN_IF_ERROR(adopt(fn, *b, made, kBuffers));
-      Buffer& base = **made;
-      base.device_ = a->device;
-      base.memoryKind_ = k;
-      base.bytes_ = a->bytes;
-      a->out_buffer = toC<plugsdk_buffer_t>(made->release());
-      return Status::ok();
+      return newBuffer(fn, a, [&](B& b, uint32_t kind) { return b.importBuffer(a->device, kind, a->data, a->bytes); });
     });
   }
 
