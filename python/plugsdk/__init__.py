@@ -19,6 +19,13 @@ def explain():
     return list(reports)
 
 
+def cache_info():
+    """The core's artifact-cache counters over every compiled graph: compiles, hits, misses
+    (miss_reasons: the failed guard of each), fallbacks to eager, entries, compile time."""
+    from .runtime import cache_info as info
+    return info()
+
+
 def _register() -> None:
     try:
         import torch._dynamo

@@ -13,6 +13,16 @@ Options (torch.compile(..., options={...})):
   fallback        True (default): unsupported ops run in eager torch; False: raise
                   UnsupportedOpError naming the op
   dump_dir        write the stage dumps (ATen graph .pgraph, prims, program, generated code)
+  dynamic_policy  how the core's cache treats the size symbols of a graph Dynamo made dynamic:
+                  "symbolic" (default: Dynamo already saw the size change), "automatic" (compile
+                  the first sizes as constants, symbolic once they change), "static" (every new
+                  size compiles, up to recompile_limit)
+  recompile_limit compiles per graph after which a new input signature runs in eager torch
+                  with a logged reason (default 8)
+
+Guards and the artifact cache are the core's (core/cache): every compiled graph checks its
+inputs' dtype, rank, sizes or symbol constraints, stride class, device and requires_grad on
+each call and recompiles on a miss; plugsdk.cache_info() reads the counters.
 """
 from __future__ import annotations
 
@@ -33,7 +43,8 @@ if _level in ("info", "debug"):
     logging.basicConfig()
     log.setLevel(logging.DEBUG if _level == "debug" else logging.INFO)
 
-KNOWN_OPTIONS = {"device", "device_index", "backend_options", "fallback", "dump_dir"}
+KNOWN_OPTIONS = {"device", "device_index", "backend_options", "fallback", "dump_dir", "dynamic_policy",
+                 "recompile_limit"}
 
 
 class UnsupportedOpError(RuntimeError):
@@ -71,6 +82,10 @@ def _options(options: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     opts.setdefault("backend_options", "")
     opts.setdefault("fallback", True)
     opts.setdefault("dump_dir", os.environ.get("PLUGSDK_DUMP", ""))
+    opts.setdefault("dynamic_policy", "symbolic")
+    opts.setdefault("recompile_limit", 8)
+    if opts["dynamic_policy"] not in ("symbolic", "automatic", "static"):
+        raise ValueError(f"plugsdk: dynamic_policy {opts['dynamic_policy']!r}: want 'symbolic', 'automatic' or 'static'")
     return opts
 
 
@@ -98,7 +113,14 @@ def _unsupported_reason(node: torch.fx.Node, supported: set) -> Optional[str]:
     return f"{node.target} is not an ATen op"
 
 
+def _eager_callable(gm: torch.fx.GraphModule):
+    return lambda *args: list(_as_tuple(gm(*args)))
+
+
 def _compile_part(gm: torch.fx.GraphModule, name: str, opts, report: GraphReport):
+    """The graph imported into the core as a compiled function, compiled now for the example
+    inputs Dynamo traced with (so that an op the device lacks is an error here, not at the
+    first call)."""
     dev = runtime.device(opts["device"], opts["device_index"], opts["backend_options"])
     t0 = time.perf_counter()
     imported = fx_import.to_pgraph(gm, name)
@@ -110,13 +132,21 @@ def _compile_part(gm: torch.fx.GraphModule, name: str, opts, report: GraphReport
             f.write(gm.print_readable(print_output=False))
         with open(os.path.join(dump, f"{name}.aten.pgraph"), "w") as f:
             f.write(imported.text)
-    compiled = runtime.compile_imported(imported, dev, os.path.join(dump, name) if dump else "")
-    stages = {"fx_import": import_s, **runtime.stage_seconds(compiled)}
+    examples = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
+    ins = [examples[i] for i in imported.tensor_inputs]
+    input_device = runtime._device_name(ins[0]) if ins else "cpu"
+    fn = runtime._C().Function(dev, imported.text, opts["dynamic_policy"], int(opts["recompile_limit"]),
+                               input_device, os.path.join(dump, name) if dump else "")
+    compiled = runtime.CompiledGraph(imported, fn, _eager_callable(gm), name, torch.device(input_device))
+    artifact, reason, _ = compiled.select(ins)
+    if artifact is None:
+        raise runtime._C().Error(f"cannot compile {name}: {reason}")
+    stages = {"fx_import": import_s, **dict(artifact.stage_seconds)}
     for k, v in stages.items():
         report.stage_seconds[k] = report.stage_seconds.get(k, 0.0) + v
     report.text.append(imported.text)
     log.info("plugsdk: compiled %s on %s: %d kernels, %d library calls, %s", name, dev.describe(),
-             compiled.program.kernels, compiled.program.library_calls,
+             artifact.kernels, artifact.library_calls,
              ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in stages.items()))
     return compiled
 
@@ -157,7 +187,7 @@ def _eager_whole(gm, report: GraphReport, opts, why: str):
     log.warning("plugsdk: the whole graph runs in eager torch: %s", why)
     report.fallbacks.append(Fallback(op="<graph>", node="", reason=why))
     report.eager_partitions = 1
-    return _boxed(lambda *args: list(_as_tuple(gm(*args))))
+    return _boxed(_eager_callable(gm))
 
 
 def _as_tuple(v):

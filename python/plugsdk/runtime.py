@@ -2,14 +2,18 @@
 backend can use the tensors' memory in place (buffer_import, ABI 1.1)."""
 from __future__ import annotations
 
+import logging
 import os
 import pathlib
 import threading
-from typing import Dict, List, Optional, Tuple
+import weakref
+from typing import Callable, Dict, List, Tuple
 
 import torch
 
 from .fx_import import DTYPES, TORCH_DTYPES, Imported
+
+log = logging.getLogger("plugsdk")
 
 _devices: Dict[Tuple[str, int, str], object] = {}
 _devices_lock = threading.Lock()
@@ -52,23 +56,73 @@ def _tensor_tuple(t: torch.Tensor):
     return (t.data_ptr(), DTYPES[t.dtype], list(t.shape), list(t.stride()), _memory_kind(t))
 
 
-class CompiledGraph:
-    """A graph compiled for one device. Called with the FX graph's flat arguments (tensors
-    and SymInt sizes); returns its outputs as a list of tensors."""
+def _device_name(t: torch.Tensor) -> str:
+    d = t.device
+    return d.type if d.index is None else f"{d.type}:{d.index}"
 
-    def __init__(self, imported: Imported, program, out_device: torch.device):
+
+def signature(t, grad_guard: bool = False) -> tuple:
+    """What the core's guards look at: (dtype, shape, strides, device, requires_grad). Fake
+    tensors with symbolic sizes give their example values. Graphs from AOT autograd are pure
+    functions (autograd is AOT's wrapper's business, and the fake tensors it compiles with do
+    not carry the parameters' requires_grad), so their requires_grad guard is always false:
+    grad_guard=True makes it the tensor's."""
+    if t.dtype not in DTYPES:
+        raise TypeError(f"plugsdk: tensors of dtype {t.dtype} are not supported")
+    return (DTYPES[t.dtype], [_hint(s) for s in t.shape], [_hint(s) for s in t.stride()], _device_name(t),
+            bool(grad_guard and t.requires_grad))
+
+
+def _hint(s) -> int:
+    if isinstance(s, int):
+        return s
+    node = getattr(s, "node", None)
+    hint = getattr(node, "hint", None)
+    if hint is None:
+        raise TypeError(f"plugsdk: size {s} has no example value")
+    return int(hint)
+
+
+_functions: "weakref.WeakSet[CompiledGraph]" = weakref.WeakSet()
+_functions_lock = threading.Lock()
+
+
+class CompiledGraph:
+    """A captured graph on one device: the core's compiled function (its artifact cache and
+    guards). Called with the FX graph's flat arguments (tensors and SymInt sizes); returns
+    its outputs as a list of tensors. When the core says the call cannot be compiled (the
+    recompile limit, inputs on another device), `eager` runs it and the reason is logged."""
+
+    def __init__(self, imported: Imported, fn, eager: Callable, name: str, out_device: torch.device):
         self.imported = imported
-        self.program = program
+        self.fn = fn
+        self.eager = eager
+        self.name = name
         self.out_device = out_device
-        self.out_dtypes = [TORCH_DTYPES[d] for d in program.output_dtypes()]
         self.imported_count = 0
         self.copied_count = 0
+        self.eager_calls = 0
+        self._reasons_logged = set()
+        with _functions_lock:
+            _functions.add(self)
+
+    def select(self, ins):
+        """(artifact or None, fallback reason, compiled now) for these input tensors."""
+        return self.fn.select([signature(t) for t in ins])
 
     def __call__(self, *args) -> List[torch.Tensor]:
         ins = [args[i] for i in self.imported.tensor_inputs]
-        shapes = self.program.output_shapes([(DTYPES[t.dtype], list(t.shape)) for t in ins])
-        outs = [torch.empty(s, dtype=dt, device=self.out_device) for s, dt in zip(shapes, self.out_dtypes)]
-        imported, copied = self.program.run([_tensor_tuple(t) for t in ins], [_tensor_tuple(t) for t in outs])
+        artifact, reason, _ = self.select(ins)
+        if artifact is None:
+            self.eager_calls += 1
+            if reason not in self._reasons_logged:
+                self._reasons_logged.add(reason)
+                log.warning("plugsdk: %s runs in eager torch: %s", self.name, reason)
+            return list(self.eager(*args))
+        shapes = artifact.output_shapes([(DTYPES[t.dtype], list(t.shape)) for t in ins])
+        outs = [torch.empty(s, dtype=TORCH_DTYPES[dt], device=self.out_device)
+                for s, dt in zip(shapes, artifact.output_dtypes())]
+        imported, copied = artifact.run([_tensor_tuple(t) for t in ins], [_tensor_tuple(t) for t in outs])
         self.imported_count += imported
         self.copied_count += copied
         result = []
@@ -77,11 +131,20 @@ class CompiledGraph:
         return result
 
 
-def compile_imported(imported: Imported, dev, dump_dir: str = "", out_device: Optional[torch.device] = None):
-    program = _C().compile(dev, imported.text, dump_dir)
-    return CompiledGraph(imported, program, out_device or torch.device("cpu"))
-
-
-def stage_seconds(compiled: CompiledGraph) -> Dict[str, float]:
-    return dict(compiled.program.stage_seconds)
-
+def cache_info() -> Dict[str, object]:
+    """The core's cache counters summed over every live compiled graph: graphs, compiles,
+    hits, misses (with the failed guard of each in miss_reasons), fallbacks, entries,
+    compile_seconds, and the eager calls the fallbacks made."""
+    total: Dict[str, object] = {"graphs": 0, "compiles": 0, "hits": 0, "misses": 0, "fallbacks": 0,
+                                "disk_hits": 0, "entries": 0, "compile_seconds": 0.0, "eager_calls": 0,
+                                "miss_reasons": []}
+    with _functions_lock:
+        graphs = list(_functions)
+    for g in graphs:
+        st = g.fn.stats()
+        total["graphs"] += 1
+        total["eager_calls"] += g.eager_calls
+        for k in ("compiles", "hits", "misses", "fallbacks", "disk_hits", "entries", "compile_seconds"):
+            total[k] += st[k]
+        total["miss_reasons"] += [f"{g.name}: {r}" for r in st["miss_reasons"]]
+    return total

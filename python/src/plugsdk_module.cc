@@ -5,11 +5,11 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/cache/compiled_function.h"
 #include "core/compile/pipeline.h"
 #include "core/decomp/decompose.h"
 #include "core/plugin/device.h"
@@ -50,13 +50,16 @@ struct PyDevice {
   std::unique_ptr<plugin::Device> device;
 };
 
-/// A graph compiled for a device: the stages' times (seconds) and texts for explain() and
-/// dumps, and the executable program.
-struct PyProgram {
-  std::shared_ptr<PyDevice> device;  // outlives the program
-  std::unique_ptr<plugin::DeviceProgram> program;
-  std::vector<std::pair<std::string, double>> stageSeconds;
-  size_t kernels = 0, libraryCalls = 0;
+/// A captured graph on a device: the core's artifact cache (core/cache/compiled_function.h).
+struct PyFunction {
+  std::shared_ptr<PyDevice> device;  // outlives the function
+  std::unique_ptr<cache::CompiledFunction> fn;
+};
+
+/// One compiled specialization; keeps its function (and so its device) alive.
+struct PyArtifact {
+  std::shared_ptr<PyFunction> owner;
+  std::shared_ptr<const cache::Artifact> a;
 };
 
 using TensorTuple = std::tuple<uintptr_t, std::string, std::vector<int64_t>, std::vector<int64_t>, uint32_t>;
@@ -84,28 +87,56 @@ std::shared_ptr<PyDevice> openDevice(const std::string& name, uint32_t index, co
   return d;
 }
 
-std::shared_ptr<PyProgram> compileText(const std::shared_ptr<PyDevice>& dev, const std::string& text,
-                                       const std::string& dumpDir) {
-  auto out = std::make_shared<PyProgram>();
+using Signature = std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>, std::string, bool>;
+
+cache::DynamicPolicy policyOf(const std::string& name) {
+  if (name == "automatic") return cache::DynamicPolicy::kAutomatic;
+  if (name == "symbolic") return cache::DynamicPolicy::kSymbolic;
+  if (name == "static") return cache::DynamicPolicy::kStatic;
+  throw CoreError(invalidArgument("dynamic policy '" + name + "': want automatic, symbolic or static"));
+}
+
+std::shared_ptr<PyFunction> makeFunction(const std::shared_ptr<PyDevice>& dev, const std::string& text,
+                                         const std::string& dynamic, int recompileLimit,
+                                         const std::string& inputDevice, const std::string& dumpDir) {
+  auto out = std::make_shared<PyFunction>();
   out->device = dev;
+  cache::FunctionOptions o;
+  o.dynamic = policyOf(dynamic);
+  o.recompileLimit = recompileLimit;
+  o.inputDevice = inputDevice;
+  o.compile.dumpDir = dumpDir;
   py::gil_scoped_release nogil;
-  auto clock = [] { return std::chrono::steady_clock::now(); };
-  auto since = [&](auto t0) { return std::chrono::duration<double>(clock() - t0).count(); };
   std::shared_ptr<const ir::Context> ctx = ir::makeDefaultContext();
-  auto t0 = clock();
   ir::Graph g = take(text::parseGraph(*ctx, text));
-  out->stageSeconds.push_back({"import", since(t0)});
-  compile::CompileOptions base;
-  base.dumpDir = dumpDir;
-  t0 = clock();
-  compile::Compiled c = take(compile::compileGraph(*ctx, g, plugin::optionsFor(dev->device->caps(), base)));
-  out->stageSeconds.push_back({"prims+schedule", since(t0)});
-  for (const sched::Step& s : c.program.steps)
-    (s.kind == sched::Step::Kind::kLaunch ? out->kernels : out->libraryCalls)++;
-  t0 = clock();
-  out->program = take(plugin::DeviceProgram::compile(*dev->device, std::move(c.program)));
-  out->stageSeconds.push_back({"codegen", since(t0)});
+  out->fn = std::make_unique<cache::CompiledFunction>(ctx, *dev->device, std::move(g), o);
   return out;
+}
+
+py::tuple selectArtifact(const std::shared_ptr<PyFunction>& f, const std::vector<Signature>& sigs) {
+  std::vector<guard::TensorSignature> in;
+  for (const auto& [dt, shape, strides, device, grad] : sigs) in.push_back({dtypeOf(dt), shape, strides, device, grad});
+  cache::Selection s;
+  {
+    py::gil_scoped_release nogil;
+    s = take(f->fn->select(in));
+  }
+  py::object art = py::none();
+  if (s.artifact) art = py::cast(std::make_shared<PyArtifact>(PyArtifact{f, s.artifact}));
+  return py::make_tuple(art, s.fallbackReason, s.compiled);
+}
+
+py::dict statsDict(const cache::FunctionStats& s) {
+  py::dict d;
+  d["compiles"] = s.compiles;
+  d["hits"] = s.hits;
+  d["misses"] = s.misses;
+  d["fallbacks"] = s.fallbacks;
+  d["disk_hits"] = s.diskHits;
+  d["entries"] = s.entries;
+  d["compile_seconds"] = s.compileSeconds;
+  d["miss_reasons"] = s.missReasons;
+  return d;
 }
 
 }  // namespace
@@ -134,44 +165,53 @@ PYBIND11_MODULE(_C, m) {
         "Loads plugin `name` (lib<plugsdk_NAME>.so on search_path, PLUGSDK_PLUGIN_PATH, then the "
         "install dirs) and opens device `index` with client options \"key=value;...\".");
 
-  py::class_<PyProgram, std::shared_ptr<PyProgram>>(m, "Program")
-      .def_readonly("stage_seconds", &PyProgram::stageSeconds)
-      .def_readonly("kernels", &PyProgram::kernels)
-      .def_readonly("library_calls", &PyProgram::libraryCalls)
+  py::class_<PyArtifact, std::shared_ptr<PyArtifact>>(m, "Artifact")
+      .def_property_readonly("stage_seconds", [](const PyArtifact& p) { return p.a->stageSeconds; })
+      .def_property_readonly("kernels", [](const PyArtifact& p) { return p.a->kernels; })
+      .def_property_readonly("library_calls", [](const PyArtifact& p) { return p.a->libraryCalls; })
+      .def_property_readonly("specialized", [](const PyArtifact& p) { return p.a->specialized; })
+      .def_property_readonly("guards", [](const PyArtifact& p) { return p.a->guards.toString(); })
       .def("output_shapes",
-           [](const PyProgram& p, const std::vector<std::pair<std::string, std::vector<int64_t>>>& ins) {
+           [](const PyArtifact& p, const std::vector<std::pair<std::string, std::vector<int64_t>>>& ins) {
              std::vector<sched::InputShape> shapes;
              for (const auto& [dt, shape] : ins) shapes.push_back({dtypeOf(dt), shape});
-             return take(p.program->outputShapes(shapes));
+             return take(p.a->program->outputShapes(shapes));
            })
       .def("output_dtypes",
-           [](const PyProgram& p) {
+           [](const PyArtifact& p) {
              std::vector<std::string> out;
-             const sched::Program& pr = p.program->program();
+             const sched::Program& pr = p.a->program->program();
              for (const sched::ProgramOutput& o : pr.outputs)
                out.emplace_back(ir::dtypeName(pr.buffers[static_cast<size_t>(o.buffer)].dtype));
              return out;
            })
       .def(
           "run",
-          [](const PyProgram& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs) {
+          [](const PyArtifact& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs) {
             std::vector<plugin::TensorArg> a, b;
             for (const TensorTuple& t : ins) a.push_back(tensorArg(t));
             for (const TensorTuple& t : outs) b.push_back(tensorArg(t));
             plugin::TransferStats st;
             {
               py::gil_scoped_release nogil;
-              check(p.program->runInto(a, b, &st));
+              check(p.a->program->runInto(a, b, &st));
             }
             return py::make_tuple(st.imported, st.copied);
           },
           "Runs on (data_ptr, dtype, shape, strides, memory_kind) tuples; outputs are written in "
           "place. Returns (tensors used in place, tensors copied).")
-      .def("log", [](const PyProgram& p) { return p.program->log(); });
+      .def("log", [](const PyArtifact& p) { return p.a->program->log(); });
 
-  m.def("compile", &compileText, py::arg("device"), py::arg("pgraph"), py::arg("dump_dir") = "",
-        "Compiles a .pgraph text (ATen-level ops, symbolic sizes allowed) for the device: prims, "
-        "schedule, the plugin's code generation.");
+  py::class_<PyFunction, std::shared_ptr<PyFunction>>(m, "Function")
+      .def(py::init(&makeFunction), py::arg("device"), py::arg("pgraph"), py::arg("dynamic") = "automatic",
+           py::arg("recompile_limit") = 8, py::arg("input_device") = "cpu", py::arg("dump_dir") = "",
+           "A .pgraph text (ATen-level ops, symbolic sizes allowed) to be compiled for the device on "
+           "demand: select() returns the artifact whose guards admit the inputs, compiling on a miss.")
+      .def("select", &selectArtifact, py::arg("signatures"),
+           "signatures: (dtype, shape, strides, device, requires_grad) per input. Returns (artifact or "
+           "None, fallback reason, compiled now).")
+      .def("stats", [](const PyFunction& f) { return statsDict(f.fn->stats()); });
+
   m.def(
       "decomposed_ops", [] { return decomp::makeDefaultDecompositions().ops(); },
       "The ATen-level ops the core lowers to prims (the ops a graph may hold).");
