@@ -185,6 +185,12 @@ SymExpr SymExpr::floorDiv(const SymExpr& a, const SymExpr& b) {
   if (ca && cb) return SymExpr(floorDivInt(*ca, *cb));
   if (cb && *cb == 1) return a;
   if (a == b) return SymExpr(1);
+  if (cb && *cb > 0 && a.terms_.size() == 1 && a.terms_[0].coeff == 1 && a.terms_[0].atoms.size() == 1) {
+    // floor(floor(x / c1) / c2) = floor(x / (c1 * c2)) for positive c1, c2 (two stride-2 pools).
+    const SymAtom& inner = *a.terms_[0].atoms[0];
+    if (inner.kind == SymAtom::Kind::kFloorDiv)
+      if (auto c1 = inner.rhs.constant(); c1 && *c1 > 0) return floorDiv(inner.lhs, SymExpr(*c1 * *cb));
+  }
   if (cb && *cb > 0) {
     // Split a = D + r where every term of D is divisible by c: floor((D + r)/c) = D/c + floor(r/c).
     std::vector<Term> divisible, rest;

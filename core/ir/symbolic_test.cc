@@ -26,6 +26,13 @@ TEST(SymExpr, FloorDivAndModSimplify) {
   EXPECT_EQ(SymExpr::mod(SymExpr(-7), 2), SymExpr(1));
   EXPECT_EQ(SymExpr::floorDiv(S("s0") * S("s1"), S("s1")), S("s0"));
   EXPECT_EQ(SymExpr::floorDiv(S("s0") + 1, 2).toString(), "(s0+1)//2");
+  // Nested divisions by positive constants merge (two stride-2 pools over one size).
+  EXPECT_EQ(SymExpr::floorDiv(SymExpr::floorDiv(S("s2") - 1, 2), 2), SymExpr::floorDiv(S("s2") - 1, 4));
+  auto floorDivInt = [](int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0)) ? 1 : 0); };
+  for (int64_t x : {-9, -7, -1, 0, 1, 5, 6, 7, 8, 9})
+    EXPECT_EQ(SymExpr::floorDiv(SymExpr::floorDiv(S("s0"), 3), 2).evaluate({{"s0", x}}),
+              floorDivInt(floorDivInt(x, 3), 2))
+        << "x = " << x;
   EXPECT_EQ((SymExpr::floorDiv(S("s0"), 2) * 3).toString(), "3*(s0//2)");
   EXPECT_EQ(SymExpr::mod(S("s0") + 4, 4), SymExpr::mod(S("s0"), 4));
 }

@@ -35,7 +35,7 @@ from typing import Any, Dict, List, Optional
 
 import torch
 
-from . import fx_import, runtime
+from . import decompositions, fx_import, runtime
 
 log = logging.getLogger("plugsdk")
 _level = os.environ.get("PLUGSDK_LOG", "").lower()
@@ -178,6 +178,8 @@ def compile_aten(gm: torch.fx.GraphModule, example_inputs, opts, name: str = "gr
             return _boxed(compiled)
         except fx_import.Unmapped as e:
             return _eager_whole(gm, report, opts, f"cannot import the graph: {e}")
+        except runtime._C().Error as e:
+            return _eager_whole(gm, report, opts, f"cannot compile the graph: {e}")
     return _partitioned(gm, set(unsupported), opts, report, name)
 
 
@@ -268,4 +270,15 @@ def plugsdk_backend(gm: torch.fx.GraphModule, example_inputs, mode: Optional[str
         counter["n"] += 1
         return compile_aten(aten_gm, fake_inputs, opts, name=f"backward{counter['n']}")
 
-    return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler, bw_compiler=bw_compiler)
+    return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler, bw_compiler=bw_compiler,
+                                 decompositions=_decompositions())
+
+
+_decomposition_table = None
+
+
+def _decompositions():
+    global _decomposition_table
+    if _decomposition_table is None:
+        _decomposition_table = decompositions.table(_supported_ops(), fx_import.op_name)
+    return _decomposition_table

@@ -1,0 +1,87 @@
+"""Torch-level decompositions applied while AOT autograd traces, for ops the core has no
+lowering for:
+
+- torch's core-ATen decompositions (torch._decomp.core_aten_decompositions) of every op the
+  core lacks (hardswish, hardsigmoid, ...), so they arrive as ops it lowers;
+- the fused inference fast paths of nn.MultiheadAttention and nn.TransformerEncoderLayer
+  (aten._native_multi_head_attention, aten._transformer_encoder_layer_fwd), which torch has
+  no decomposition for, rewritten into linear / scaled_dot_product_attention / layer_norm.
+
+An op still missing after this falls back to eager torch in its own partition (backend.py)."""
+from __future__ import annotations
+
+import math
+from typing import Callable, Dict, Set
+
+import torch
+import torch.nn.functional as F
+
+aten = torch.ops.aten
+
+
+def _project(x, w, b):
+    return F.linear(x, w, b)
+
+
+def native_multi_head_attention(query, key, value, embed_dim, num_head, qkv_weight, qkv_bias, proj_weight,
+                                proj_bias, mask=None, need_weights=True, average_attn_weights=True,
+                                mask_type=None):
+    """aten._native_multi_head_attention (batch-first [B, T, D] inputs)."""
+    if mask is not None or need_weights:
+        return NotImplemented  # the op stays, and runs in eager torch
+    b, t, d = query.shape
+    dh = d // num_head
+    if query is key and key is value:
+        q, k, v = _project(query, qkv_weight, qkv_bias).split(d, dim=-1)
+    else:
+        wq, wk, wv = qkv_weight.split(d, dim=0)
+        bq, bk, bv = qkv_bias.split(d, dim=0)
+        q, k, v = _project(query, wq, bq), _project(key, wk, bk), _project(value, wv, bv)
+    q, k, v = (y.reshape(y.shape[0], y.shape[1], num_head, dh).transpose(1, 2) for y in (q, k, v))
+    y = F.scaled_dot_product_attention(q, k, v, scale=1.0 / math.sqrt(dh))
+    y = y.transpose(1, 2).reshape(b, t, d)
+    return _project(y, proj_weight, proj_bias), torch.empty(0, dtype=query.dtype, device=query.device)
+
+
+def transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias,
+                                  use_gelu, norm_first, eps, norm_weight_1, norm_bias_1, norm_weight_2,
+                                  norm_bias_2, ffn_weight_1, ffn_bias_1, ffn_weight_2, ffn_bias_2, mask=None,
+                                  mask_type=None):
+    """aten._transformer_encoder_layer_fwd: nn.TransformerEncoderLayer's inference fast path."""
+    if mask is not None:
+        return NotImplemented
+
+    def norm(x, w, b):
+        return F.layer_norm(x, (embed_dim,), w, b, eps)
+
+    x = norm(src, norm_weight_1, norm_bias_1) if norm_first else src
+    x = native_multi_head_attention(x, x, x, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight, proj_bias,
+                                    need_weights=False)[0]
+    x = x + src
+    if not norm_first:
+        x = norm(x, norm_weight_1, norm_bias_1)
+    residual = x
+    if norm_first:
+        x = norm(x, norm_weight_2, norm_bias_2)
+    h = F.linear(x, ffn_weight_1, ffn_bias_1)
+    h = F.gelu(h) if use_gelu else F.relu(h)
+    x = F.linear(h, ffn_weight_2, ffn_bias_2) + residual
+    if not norm_first:
+        x = norm(x, norm_weight_2, norm_bias_2)
+    return x
+
+
+FAST_PATHS: Dict[object, Callable] = {
+    aten._native_multi_head_attention.default: native_multi_head_attention,
+    aten._transformer_encoder_layer_fwd.default: transformer_encoder_layer_fwd,
+}
+
+
+def table(supported: Set[str], op_name: Callable[[object], str]) -> Dict[object, Callable]:
+    """The decomposition table for AOT autograd: only ops outside `supported` (the core's
+    own lowering is kept wherever it has one)."""
+    from torch._decomp import core_aten_decompositions
+    out = {op: fn for op, fn in core_aten_decompositions().items()
+           if isinstance(op, torch._ops.OpOverload) and op_name(op) not in supported}
+    out.update(FAST_PATHS)
+    return out
