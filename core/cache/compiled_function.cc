@@ -2,7 +2,10 @@
 
 #include <chrono>
 
+#include "core/cache/disk_cache.h"
+#include "core/cache/program_serial.h"
 #include "core/ir/specialize.h"
+#include "core/text/printer.h"
 
 namespace plugsdk::cache {
 namespace {
@@ -163,15 +166,6 @@ StatusOr<std::shared_ptr<const Artifact>> CompiledFunction::compile(const Plan& 
   auto a = std::make_shared<Artifact>();
   a->specialized = p.specialized;
   a->stageSeconds.push_back({"specialize", specializeSeconds});
-  auto t = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(compile::Compiled c,
-                   compile::compileGraph(*ctx_, g, plugin::optionsFor(device_.caps(), options_.compile)));
-  a->stageSeconds.push_back({"prims+schedule", secondsSince(t)});
-  for (const sched::Step& s : c.program.steps) (s.kind == sched::Step::Kind::kLaunch ? a->kernels : a->libraryCalls)++;
-  t = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(a->program, plugin::DeviceProgram::compile(device_, std::move(c.program)));
-  a->stageSeconds.push_back({"codegen", secondsSince(t)});
-
   std::vector<guard::InputGuard> guards;
   std::map<std::string, int64_t> lowerBounds;
   for (size_t i = 0; i < p.types.size(); ++i) {
@@ -182,8 +176,51 @@ StatusOr<std::shared_ptr<const Artifact>> CompiledFunction::compile(const Plan& 
       for (const std::string& sym : d.symbols()) lowerBounds[sym] = ctx_->assumptions.lowerBound(sym);
   }
   a->guards = guard::GuardSet(std::move(guards), std::move(lowerBounds));
+
+  const compile::CompileOptions opts = plugin::optionsFor(device_.caps(), options_.compile);
+  auto t = std::chrono::steady_clock::now();
+  std::optional<sched::Program> program;
+  std::string key, diskProblem;
+  DiskCache* disk = options_.disk && options_.disk->enabled() ? options_.disk : nullptr;
+  if (disk) {
+    key = joinKey({"program", coreBuildId(), device_.plugin().name(), device_.describe(),
+                   compile::optionsFingerprint(opts), a->guards.toString(), text::printGraph(g)});
+    std::string payload;
+    switch (disk->get(key, &payload, &diskProblem)) {
+      case DiskCache::Lookup::kHit: {
+        StatusOr<sched::Program> loaded = deserializeProgram(payload);
+        if (loaded.isOk()) {
+          program = std::move(*loaded);
+          a->fromDisk = true;
+        } else {
+          diskProblem = disk->path(key) + ": " + loaded.status().toString();
+        }
+        break;
+      }
+      case DiskCache::Lookup::kCorrupt:
+      case DiskCache::Lookup::kMiss: break;
+    }
+  }
+  if (!program) {
+    ASSIGN_OR_RETURN(compile::Compiled c, compile::compileGraph(*ctx_, g, opts));
+    program = std::move(c.program);
+    if (disk)
+      if (Status w = disk->put(key, serializeProgram(*program)); !w.isOk() && diskProblem.empty())
+        diskProblem = w.toString();
+  }
+  a->stageSeconds.push_back({"prims+schedule", secondsSince(t)});  // fromDisk: the load
+  for (const sched::Step& s : program->steps) (s.kind == sched::Step::Kind::kLaunch ? a->kernels : a->libraryCalls)++;
+  t = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(a->program, plugin::DeviceProgram::compile(device_, std::move(*program)));
+  a->stageSeconds.push_back({"codegen", secondsSince(t)});
+
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.compiles;
+  if (a->fromDisk) ++stats_.diskHits;
+  if (!diskProblem.empty()) {
+    ++stats_.diskRejected;
+    stats_.lastDiskProblem = diskProblem;
+  }
   stats_.compileSeconds += specializeSeconds + secondsSince(t0);
   return std::shared_ptr<const Artifact>(std::move(a));
 }

@@ -62,12 +62,14 @@ struct Selection {
 
 /// Counters users can read (plugsdk.cache_info() in Python).
 struct FunctionStats {
-  uint64_t compiles = 0;   ///< artifacts compiled (scheduled here or loaded from disk)
-  uint64_t hits = 0;       ///< calls that reused an artifact
-  uint64_t misses = 0;     ///< calls no artifact's guards admitted
-  uint64_t fallbacks = 0;  ///< calls told to run eagerly
-  uint64_t diskHits = 0;   ///< compiles whose program came from the persistent cache
-  size_t entries = 0;      ///< artifacts held
+  uint64_t compiles = 0;        ///< artifacts compiled (scheduled here or loaded from disk)
+  uint64_t hits = 0;            ///< calls that reused an artifact
+  uint64_t misses = 0;          ///< calls no artifact's guards admitted
+  uint64_t fallbacks = 0;       ///< calls told to run eagerly
+  uint64_t diskHits = 0;        ///< compiles whose program came from the persistent cache
+  uint64_t diskRejected = 0;    ///< corrupt or stale disk entries ignored (and rewritten)
+  std::string lastDiskProblem;  ///< why the last one was rejected, or a write that failed
+  size_t entries = 0;           ///< artifacts held
   double compileSeconds = 0;
   std::vector<std::string> missReasons;  ///< the failed guard of the last 32 misses ("size: input %x dim 0: ...")
 };

@@ -8,9 +8,14 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <thread>
 
+#include "core/cache/disk_cache.h"
 #include "core/exec/reference_executor.h"
 #include "core/plugin/loader.h"
 #include "core/text/parser.h"
@@ -283,6 +288,56 @@ TEST(CompiledFunction, TwoThreadsShareOneFunction) {
   FunctionStats st = fn.stats();
   EXPECT_EQ(st.compiles, 2u) << "one specialized, one symbolic, whichever thread compiled them";
   EXPECT_EQ(st.hits + st.misses, 24u);
+}
+
+TEST(CompiledFunction, ASecondProcessStartsWarmFromDiskAndRewritesCorruptEntries) {
+  Fixture f;
+  ASSERT_TRUE(f.device);
+  const std::string dir = ::testing::TempDir() + "plugsdk_program_cache_" + std::to_string(::getpid());
+  std::filesystem::remove_all(dir);
+  DiskCache disk(dir);
+  FunctionOptions o;
+  o.disk = &disk;
+  ir::Graph g = f.parse(kBatchGraph);
+  std::vector<HostTensor> ins = {random(DType::kF32, {8, 8}, 2), random(DType::kF32, {8, 4}, 1)};
+  auto fresh = [&] {  // a new function, as a new process would make
+    auto fn = std::make_unique<CompiledFunction>(f.ctx, *f.device, f.parse(kBatchGraph), o);
+    Selection s = selectOk(*fn, ins);
+    EXPECT_TRUE(s.artifact);
+    if (s.artifact) expectMatchesReference(f, g, *s.artifact, ins, 1e-5);
+    return std::make_pair(fn->stats(), s.artifact ? s.artifact->fromDisk : false);
+  };
+  auto [cold, coldFromDisk] = fresh();
+  EXPECT_FALSE(coldFromDisk);
+  EXPECT_EQ(cold.diskHits, 0u);
+  auto [warm, warmFromDisk] = fresh();
+  EXPECT_TRUE(warmFromDisk);
+  EXPECT_EQ(warm.diskHits, 1u);
+  EXPECT_EQ(warm.compiles, 1u);
+
+  // Corrupt the one entry: ignored (the program is compiled again), reported, and rewritten.
+  std::vector<std::filesystem::path> entries;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) entries.push_back(e.path());
+  ASSERT_EQ(entries.size(), 1u);
+  {
+    std::fstream file(entries[0], std::ios::in | std::ios::out | std::ios::binary);
+    file.seekp(-20, std::ios::end);
+    file.write("garbage", 7);
+  }
+  auto [bad, badFromDisk] = fresh();
+  EXPECT_FALSE(badFromDisk);
+  EXPECT_EQ(bad.diskRejected, 1u);
+  EXPECT_NE(bad.lastDiskProblem.find("checksum does not match"), std::string::npos) << bad.lastDiskProblem;
+  auto [again, againFromDisk] = fresh();
+  EXPECT_TRUE(againFromDisk) << "the corrupt entry was rewritten";
+  EXPECT_EQ(again.diskRejected, 0u);
+
+  // A truncated entry is rejected the same way.
+  std::filesystem::resize_file(entries[0], std::filesystem::file_size(entries[0]) / 2);
+  auto [cut, cutFromDisk] = fresh();
+  EXPECT_FALSE(cutFromDisk);
+  EXPECT_NE(cut.lastDiskProblem.find("truncated"), std::string::npos) << cut.lastDiskProblem;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -7,6 +7,19 @@
 
 namespace plugsdk::compile {
 
+std::string optionsFingerprint(const CompileOptions& o) {
+  std::string s = "keep";
+  for (const std::string& k : o.decomp.keep) s += " " + k;
+  s += "; expand";
+  for (const std::string& k : o.decomp.expand) s += " " + k;
+  const sched::FusionCaps& c = o.schedule.caps;
+  s += "; depth " + std::to_string(o.decomp.maxDepth) + "; fuse " + std::to_string(c.fuse) +
+       std::to_string(c.horizontal) + std::to_string(c.reductionEpilogue) + std::to_string(c.multiReduction) +
+       std::to_string(c.libraryEpilogue) + "; stmts " + std::to_string(c.maxKernelStmts) + "; recompute " +
+       std::to_string(c.maxRecompute) + "; plan " + std::to_string(o.schedule.planMemory);
+  return s;
+}
+
 CompileOptions optionsFromEnvironment() {
   CompileOptions o;
   if (const char* d = std::getenv("PLUGSDK_DUMP")) o.dumpDir = d;

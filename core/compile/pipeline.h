@@ -17,6 +17,10 @@ struct CompileOptions {
   std::string dumpDir;  ///< empty: no dumps
 };
 
+/// Every option that changes the compiled program, as text (dumpDir excluded): part of the
+/// persistent cache's key.
+std::string optionsFingerprint(const CompileOptions& o);
+
 /// Reads the environment at the API edge: PLUGSDK_DUMP=DIR sets dumpDir.
 CompileOptions optionsFromEnvironment();
 

@@ -19,6 +19,8 @@ Options (torch.compile(..., options={...})):
                   size compiles, up to recompile_limit)
   recompile_limit compiles per graph after which a new input signature runs in eager torch
                   with a logged reason (default 8)
+  cache_dir       the persistent program cache ("off" disables it); default $PLUGSDK_CACHE_DIR/core,
+                  $XDG_CACHE_HOME/plugsdk/core or ~/.cache/plugsdk/core
 
 Guards and the artifact cache are the core's (core/cache): every compiled graph checks its
 inputs' dtype, rank, sizes or symbol constraints, stride class, device and requires_grad on
@@ -44,7 +46,7 @@ if _level in ("info", "debug"):
     log.setLevel(logging.DEBUG if _level == "debug" else logging.INFO)
 
 KNOWN_OPTIONS = {"device", "device_index", "backend_options", "fallback", "dump_dir", "dynamic_policy",
-                 "recompile_limit"}
+                 "recompile_limit", "cache_dir"}
 
 
 class UnsupportedOpError(RuntimeError):
@@ -84,6 +86,8 @@ def _options(options: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     opts.setdefault("dump_dir", os.environ.get("PLUGSDK_DUMP", ""))
     opts.setdefault("dynamic_policy", "symbolic")
     opts.setdefault("recompile_limit", 8)
+    if "cache_dir" not in opts:
+        opts["cache_dir"] = runtime._C().default_cache_dir()
     if opts["dynamic_policy"] not in ("symbolic", "automatic", "static"):
         raise ValueError(f"plugsdk: dynamic_policy {opts['dynamic_policy']!r}: want 'symbolic', 'automatic' or 'static'")
     return opts
@@ -136,7 +140,7 @@ def _compile_part(gm: torch.fx.GraphModule, name: str, opts, report: GraphReport
     ins = [examples[i] for i in imported.tensor_inputs]
     input_device = runtime._device_name(ins[0]) if ins else "cpu"
     fn = runtime._C().Function(dev, imported.text, opts["dynamic_policy"], int(opts["recompile_limit"]),
-                               input_device, os.path.join(dump, name) if dump else "")
+                               input_device, os.path.join(dump, name) if dump else "", opts["cache_dir"] or "off")
     compiled = runtime.CompiledGraph(imported, fn, _eager_callable(gm), name, torch.device(input_device))
     artifact, reason, _ = compiled.select(ins)
     if artifact is None:

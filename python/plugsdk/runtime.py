@@ -136,7 +136,7 @@ def cache_info() -> Dict[str, object]:
     hits, misses (with the failed guard of each in miss_reasons), fallbacks, entries,
     compile_seconds, and the eager calls the fallbacks made."""
     total: Dict[str, object] = {"graphs": 0, "compiles": 0, "hits": 0, "misses": 0, "fallbacks": 0,
-                                "disk_hits": 0, "entries": 0, "compile_seconds": 0.0, "eager_calls": 0,
+                                "disk_hits": 0, "disk_rejected": 0, "entries": 0, "compile_seconds": 0.0, "eager_calls": 0,
                                 "miss_reasons": []}
     with _functions_lock:
         graphs = list(_functions)
@@ -144,7 +144,8 @@ def cache_info() -> Dict[str, object]:
         st = g.fn.stats()
         total["graphs"] += 1
         total["eager_calls"] += g.eager_calls
-        for k in ("compiles", "hits", "misses", "fallbacks", "disk_hits", "entries", "compile_seconds"):
+        for k in ("compiles", "hits", "misses", "fallbacks", "disk_hits", "disk_rejected", "entries",
+                  "compile_seconds"):
             total[k] += st[k]
         total["miss_reasons"] += [f"{g.name}: {r}" for r in st["miss_reasons"]]
     return total

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/cache/compiled_function.h"
+#include "core/cache/disk_cache.h"
 #include "core/compile/pipeline.h"
 #include "core/decomp/decompose.h"
 #include "core/plugin/device.h"
@@ -53,6 +54,7 @@ struct PyDevice {
 /// A captured graph on a device: the core's artifact cache (core/cache/compiled_function.h).
 struct PyFunction {
   std::shared_ptr<PyDevice> device;  // outlives the function
+  std::unique_ptr<cache::DiskCache> disk;
   std::unique_ptr<cache::CompiledFunction> fn;
 };
 
@@ -97,11 +99,13 @@ cache::DynamicPolicy policyOf(const std::string& name) {
 }
 
 std::shared_ptr<PyFunction> makeFunction(const std::shared_ptr<PyDevice>& dev, const std::string& text,
-                                         const std::string& dynamic, int recompileLimit,
-                                         const std::string& inputDevice, const std::string& dumpDir) {
+                                         const std::string& dynamic, int recompileLimit, const std::string& inputDevice,
+                                         const std::string& dumpDir, const std::string& cacheDir) {
   auto out = std::make_shared<PyFunction>();
   out->device = dev;
+  out->disk = std::make_unique<cache::DiskCache>(cacheDir == "off" ? "" : cacheDir);
   cache::FunctionOptions o;
+  o.disk = out->disk.get();
   o.dynamic = policyOf(dynamic);
   o.recompileLimit = recompileLimit;
   o.inputDevice = inputDevice;
@@ -133,6 +137,8 @@ py::dict statsDict(const cache::FunctionStats& s) {
   d["misses"] = s.misses;
   d["fallbacks"] = s.fallbacks;
   d["disk_hits"] = s.diskHits;
+  d["disk_rejected"] = s.diskRejected;
+  d["last_disk_problem"] = s.lastDiskProblem;
   d["entries"] = s.entries;
   d["compile_seconds"] = s.compileSeconds;
   d["miss_reasons"] = s.missReasons;
@@ -205,12 +211,16 @@ PYBIND11_MODULE(_C, m) {
   py::class_<PyFunction, std::shared_ptr<PyFunction>>(m, "Function")
       .def(py::init(&makeFunction), py::arg("device"), py::arg("pgraph"), py::arg("dynamic") = "automatic",
            py::arg("recompile_limit") = 8, py::arg("input_device") = "cpu", py::arg("dump_dir") = "",
+           py::arg("cache_dir") = "",
            "A .pgraph text (ATen-level ops, symbolic sizes allowed) to be compiled for the device on "
            "demand: select() returns the artifact whose guards admit the inputs, compiling on a miss.")
       .def("select", &selectArtifact, py::arg("signatures"),
            "signatures: (dtype, shape, strides, device, requires_grad) per input. Returns (artifact or "
            "None, fallback reason, compiled now).")
       .def("stats", [](const PyFunction& f) { return statsDict(f.fn->stats()); });
+  m.def("default_cache_dir", &cache::DiskCache::defaultDir,
+        "The persistent program cache's directory: $PLUGSDK_CACHE_DIR/core, $XDG_CACHE_HOME/plugsdk/core "
+        "or ~/.cache/plugsdk/core (\"\" when PLUGSDK_CACHE_DIR=off).");
 
   m.def(
       "decomposed_ops", [] { return decomp::makeDefaultDecompositions().ops(); },

@@ -7,3 +7,9 @@ import sys
 _root = pathlib.Path(__file__).resolve().parents[2]
 _build = pathlib.Path(os.environ.get("PLUGSDK_BUILD_DIR", _root / "build"))
 sys.path.insert(0, str(_build / "python"))
+
+# The persistent caches (the core's programs, the CPU plugin's kernels) in a directory of
+# this test session, so that no test depends on what an earlier run left behind.
+if "PLUGSDK_CACHE_DIR" not in os.environ:
+    import tempfile
+    os.environ["PLUGSDK_CACHE_DIR"] = tempfile.mkdtemp(prefix="plugsdk-test-cache-")
