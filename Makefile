@@ -13,7 +13,7 @@ TOOLBOX := tools/toolbox
 export PLUGSDK_BUILD_DIR := $(CURDIR)/$(BUILD_DIR)
 export SANITIZE
 
-.PHONY: all build demo test bench lint format fuzz toolbox shell clean
+.PHONY: all build demo test bench bench-models lint format fuzz toolbox shell clean
 
 all: build
 
@@ -24,7 +24,7 @@ build: toolbox
 	$(TOOLBOX) run tools/build.sh
 
 demo: build
-	$(TOOLBOX) run env BACKEND=$(BACKEND) tools/demo.sh
+	$(TOOLBOX) run env BACKEND=$(BACKEND) LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libsleef.so.3 tools/demo.sh
 
 test: toolbox
 	$(TOOLBOX) run tools/run_tests.sh
@@ -34,6 +34,11 @@ test: toolbox
 # only with libsleef preloaded (DESIGN.md).
 bench: build
 	$(TOOLBOX) run env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libsleef.so.3 python3 tools/bench.py $(BENCH_ARGS)
+
+# torch.compile(backend="plugsdk") per model against eager and inductor (tools/bench_models.py):
+# run and compile times (cold, warm), in a table and $(BUILD_DIR)/bench_models.json.
+bench-models: build
+	$(TOOLBOX) run env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libsleef.so.3 python3 tools/bench_models.py $(BENCH_ARGS)
 
 lint: toolbox
 	$(TOOLBOX) run tools/lint.sh

@@ -1,9 +1,8 @@
-// `make demo`: builds a small MLP with the C++ graph builder, prints its graph, and runs
-// it on the reference executor (float64) with random weights, printing results and time.
-// With --backend NAME (make demo runs the cpu plugin; BACKEND=NAME picks another) it also
-// compiles the model for that plugin's device, runs it there and compares with the
-// reference. --save DIR writes the inputs and both outputs as .npy, so tools/demo_torch.py
-// can run the same model in eager torch next to it.
+// The C++ API as a user sees it: builds a small MLP with the graph builder, prints its graph,
+// and runs it on the reference executor (float64) with random weights, printing results and
+// time. With --backend NAME it also compiles the model for that plugin's device, runs it
+// there and compares with the reference (ctest runs it on the cpu plugin). --save DIR writes
+// the inputs and both outputs as .npy.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
