@@ -3,7 +3,7 @@
 
     python3 tools/bench_models.py [--models resnet18 gpt2 ...] [--batch N] [--device cpu]
 
-For each model of python/tests/models.py (random weights): eager run time; inductor's first
+For each model of python/tests/acceptance_models.py (random weights): eager run time; inductor's first
 call (its compile) and run time; plugsdk's first call in a fresh process with empty caches
 (cold), again in a second process over the caches the first one wrote (warm: programs from
 the core's disk cache, kernels from the plugin's), and its run time; the largest difference
@@ -29,7 +29,7 @@ sys.path[:0] = [str(BUILD / "python"), str(ROOT / "python" / "tests")]
 
 import torch  # noqa: E402
 
-import models  # noqa: E402
+import acceptance_models as models  # noqa: E402
 
 
 def median_ms(fn, reps, warmup=2):

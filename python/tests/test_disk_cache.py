@@ -12,7 +12,7 @@ import sys
 SCRIPT = r'''
 import json, sys, time, torch
 sys.path.insert(0, sys.argv[1])
-import plugsdk, models
+import plugsdk, acceptance_models as models
 model, x, (rtol, atol) = models.build("transformer_encoder")
 with torch.no_grad():
     t0 = time.perf_counter()

@@ -1,7 +1,7 @@
 """The models of issue 7's acceptance list, with random weights, at sizes a 2-core CI machine
 runs in seconds: torchvision resnet18, mobilenet_v3_small and vit_b_16 (reduced image
 sizes), an MLP, a torch.nn.TransformerEncoder and a small GPT-2-style decoder written here.
-Shared by test_models.py and tools/bench_models.py."""
+Shared by test_acceptance_models.py, test_disk_cache.py and tools/bench_models.py."""
 from __future__ import annotations
 
 import math

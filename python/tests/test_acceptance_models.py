@@ -1,6 +1,6 @@
 """Issue 7's models through torch.compile(backend="plugsdk") on the CPU plugin, in inference:
 every op compiled (no fallback), outputs within each model's float32 tolerance of eager
-torch (models.py lists them: 1e-3 for the convolutional and ViT models, whose sums run over
+torch (acceptance_models.py lists them: 1e-3 for the convolutional and ViT models, whose sums run over
 thousands of products, 1e-4 elsewhere)."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import torch
 import plugsdk
 from plugsdk import backend
 
-import models
+import acceptance_models as models
 
 
 @pytest.mark.parametrize("name", list(models.MODELS))
