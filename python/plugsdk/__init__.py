@@ -32,9 +32,22 @@ def _register() -> None:
         from torch._dynamo.backends.registry import _COMPILER_FNS
     except ImportError:  # torch without Dynamo: the package is still usable directly
         return
-    if "plugsdk" not in _COMPILER_FNS:
-        from .backend import plugsdk_backend
-        torch._dynamo.register_backend(name="plugsdk")(plugsdk_backend)
+    if "plugsdk" in _COMPILER_FNS:
+        return
+    if _installed_entry_point():
+        return  # torch registers it from the entry point (registering here too would clash)
+    from .backend import plugsdk_backend
+    torch._dynamo.register_backend(name="plugsdk")(plugsdk_backend)
+
+
+def _installed_entry_point() -> bool:
+    """True when an installed distribution declares backend "plugsdk" for this package."""
+    try:
+        from importlib.metadata import entry_points
+        return any(ep.name == "plugsdk" and ep.value.startswith("plugsdk.")
+                   for ep in entry_points(group="torch_dynamo_backends"))
+    except Exception:  # noqa: BLE001 - broken metadata must not break the import
+        return False
 
 
 _register()
