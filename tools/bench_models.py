@@ -98,7 +98,7 @@ def main(argv=None) -> int:
             print(f"[{name}] eager ...", flush=True)
             row["eager_ms"] = median_ms(lambda: model(x), args.reps)
             if not args.no_inductor:
-                print(f"[{name}] inductor compile (tens of seconds on 2 cores) ...", flush=True)
+                print(f"[{name}] inductor compile ...", flush=True)
                 torch._dynamo.reset()
                 ind = torch.compile(model)
                 t0 = time.perf_counter()

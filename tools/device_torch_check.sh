@@ -41,6 +41,7 @@ import plugsdk, sys
 print('ok: registered through the entry point; ran on', plugsdk.runtime.device('cpu').describe(), 'from', plugsdk.__file__)
 " || exit 1
 echo "== pytest python/tests =="
-PLUGSDK_BUILD_DIR=/nonexistent python3 -m pytest -q -p no:cacheprovider python/tests 2>&1 | tail -15
+PLUGSDK_BUILD_DIR=/nonexistent python3 -m pytest -q -p no:cacheprovider python/tests > "$OUT/pytest.log" 2>&1
+grep -E "^(FAILED|ERROR)|^E  |passed|failed" "$OUT/pytest.log" | tail -30
 echo "== models =="
 PLUGSDK_BUILD_DIR=/nonexistent python3 tools/bench_models.py --json "$OUT/bench_models.json" "$@" 2>&1 | grep -v Warning

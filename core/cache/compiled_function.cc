@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "core/cache/autotune.h"
 #include "core/cache/disk_cache.h"
 #include "core/cache/program_serial.h"
 #include "core/ir/specialize.h"
@@ -184,7 +185,8 @@ StatusOr<std::shared_ptr<const Artifact>> CompiledFunction::compile(const Plan& 
   DiskCache* disk = options_.disk && options_.disk->enabled() ? options_.disk : nullptr;
   if (disk) {
     key = joinKey({"program", coreBuildId(), device_.plugin().name(), device_.describe(),
-                   compile::optionsFingerprint(opts), a->guards.toString(), text::printGraph(g)});
+                   compile::optionsFingerprint(opts), options_.autotune ? "autotune" : "", a->guards.toString(),
+                   text::printGraph(g)});
     std::string payload;
     switch (disk->get(key, &payload, &diskProblem)) {
       case DiskCache::Lookup::kHit: {
@@ -201,18 +203,29 @@ StatusOr<std::shared_ptr<const Artifact>> CompiledFunction::compile(const Plan& 
       case DiskCache::Lookup::kMiss: break;
     }
   }
-  if (!program) {
+  if (!program && options_.autotune) {
+    std::vector<std::vector<int64_t>> shapes;
+    for (const guard::TensorSignature& s : inputs) shapes.push_back(s.shape);
+    ASSIGN_OR_RETURN(TunedProgram tuned, autotune(*ctx_, device_, g, scheduleVariants(opts), shapes));
+    a->autotuneMillis = std::move(tuned.millis);
+    a->autotuneWinner = tuned.winner;
+    a->program = std::move(tuned.program);
+    program = std::move(tuned.scheduled);
+    a->stageSeconds.push_back({"autotune", secondsSince(t)});
+  } else if (!program) {
     ASSIGN_OR_RETURN(compile::Compiled c, compile::compileGraph(*ctx_, g, opts));
     program = std::move(c.program);
-    if (disk)
-      if (Status w = disk->put(key, serializeProgram(*program)); !w.isOk() && diskProblem.empty())
-        diskProblem = w.toString();
   }
-  a->stageSeconds.push_back({"prims+schedule", secondsSince(t)});  // fromDisk: the load
+  if (disk && !a->fromDisk)
+    if (Status w = disk->put(key, serializeProgram(*program)); !w.isOk() && diskProblem.empty())
+      diskProblem = w.toString();
   for (const sched::Step& s : program->steps) (s.kind == sched::Step::Kind::kLaunch ? a->kernels : a->libraryCalls)++;
-  t = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(a->program, plugin::DeviceProgram::compile(device_, std::move(*program)));
-  a->stageSeconds.push_back({"codegen", secondsSince(t)});
+  if (!a->program) {
+    a->stageSeconds.push_back({"prims+schedule", secondsSince(t)});  // fromDisk: the load
+    t = std::chrono::steady_clock::now();
+    ASSIGN_OR_RETURN(a->program, plugin::DeviceProgram::compile(device_, std::move(*program)));
+    a->stageSeconds.push_back({"codegen", secondsSince(t)});
+  }
 
   std::lock_guard<std::mutex> lock(mu_);
   ++stats_.compiles;

@@ -38,10 +38,14 @@ struct FunctionOptions {
   DynamicPolicy dynamic = DynamicPolicy::kAutomatic;
   /// Compiles after which a miss is not compiled: select() returns a fallback reason.
   int recompileLimit = 8;
-  /// Where the inputs this function accepts live ("cpu", "cuda:0"): inputs elsewhere fall back.
+  /// Where the inputs this function accepts live (torch's device string: "cpu", "<type>:<index>"):
+  /// inputs elsewhere fall back.
   std::string inputDevice = "cpu";
   compile::CompileOptions compile;  ///< dumps, decomposition and schedule options
   DiskCache* disk = nullptr;        ///< optional persistent cache (not owned)
+  /// max-autotune: compile each specialization under several schedule variants, time them on
+  /// the device at the call's sizes and keep the fastest (core/cache/autotune.h).
+  bool autotune = false;
 };
 
 /// One compiled specialization of the graph.
@@ -52,6 +56,9 @@ struct Artifact {
   std::vector<std::pair<std::string, double>> stageSeconds;
   size_t kernels = 0, libraryCalls = 0;
   bool fromDisk = false;  ///< the scheduled program came from the persistent cache
+  /// With autotune: each variant's median time in ms (-1: it failed), and the one kept.
+  std::vector<std::pair<std::string, double>> autotuneMillis;
+  std::string autotuneWinner;
 };
 
 struct Selection {

@@ -10,11 +10,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <thread>
 
+#include "core/cache/autotune.h"
 #include "core/cache/disk_cache.h"
 #include "core/exec/reference_executor.h"
 #include "core/plugin/loader.h"
@@ -238,10 +240,10 @@ TEST(CompiledFunction, FallsBackWithTheReasonWhereItCannotCompile) {
   EXPECT_NE(s.fallbackReason.find("cannot be specialized"), std::string::npos) << s.fallbackReason;
   EXPECT_NE(s.fallbackReason.find("aten.view"), std::string::npos) << s.fallbackReason;
   // Inputs on another device are not compiled for.
-  auto other = fn.select({TensorSignature{DType::kF32, {4, 8}, {}, "cuda:0", false}});
+  auto other = fn.select({TensorSignature{DType::kF32, {4, 8}, {}, "accel:0", false}});
   ASSERT_TRUE(other.isOk());
   EXPECT_FALSE(other->artifact);
-  EXPECT_EQ(other->fallbackReason, "input 0 is on cuda:0; graph 'v' runs on cpu tensors");
+  EXPECT_EQ(other->fallbackReason, "input 0 is on accel:0; graph 'v' runs on cpu tensors");
   // Sizes that disagree on a symbol.
   CompiledFunction two(f.ctx, *f.device, f.parse(R"(graph @t(%x: f32[s0], %y: f32[s0]) {
   %z = aten.add.Tensor(%x, %y)
@@ -288,6 +290,24 @@ TEST(CompiledFunction, TwoThreadsShareOneFunction) {
   FunctionStats st = fn.stats();
   EXPECT_EQ(st.compiles, 2u) << "one specialized, one symbolic, whichever thread compiled them";
   EXPECT_EQ(st.hits + st.misses, 24u);
+}
+
+TEST(CompiledFunction, AutotuneTimesTheVariantsAndKeepsTheFastest) {
+  Fixture f;
+  ASSERT_TRUE(f.device);
+  FunctionOptions o;
+  o.autotune = true;
+  ir::Graph g = f.parse(kBatchGraph);
+  CompiledFunction fn(f.ctx, *f.device, f.parse(kBatchGraph), o);
+  std::vector<HostTensor> ins = {random(DType::kF32, {6, 8}, 2), random(DType::kF32, {8, 4}, 1)};
+  Selection s = selectOk(fn, ins);
+  ASSERT_TRUE(s.artifact);
+  const auto& ms = s.artifact->autotuneMillis;
+  ASSERT_EQ(ms.size(), scheduleVariants({}).size());
+  auto best = std::min_element(ms.begin(), ms.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  for (const auto& [name, t] : ms) EXPECT_GT(t, 0) << name;
+  EXPECT_EQ(s.artifact->autotuneWinner, best->first);
+  expectMatchesReference(f, g, *s.artifact, ins, 1e-5);
 }
 
 TEST(CompiledFunction, ASecondProcessStartsWarmFromDiskAndRewritesCorruptEntries) {

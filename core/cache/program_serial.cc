@@ -1,6 +1,7 @@
 #include "core/cache/program_serial.h"
 
 #include <charconv>
+#include <cstdlib>
 
 #include "core/kernel/kernel_text.h"
 #include "core/text/parser.h"
@@ -109,12 +110,9 @@ class Reader {
   }
   StatusOr<double> real(const char* what) {
     ASSIGN_OR_RETURN(std::string s, str(what));
-    try {
-      size_t used = 0;
-      double d = std::stod(s, &used);
-      if (used == s.size()) return d;
-    } catch (...) {  // std::stod reports through exceptions; "inf"/"nan" parse
-    }
+    char* end = nullptr;
+    const double d = std::strtod(s.c_str(), &end);  // "inf", "nan" and exponents parse
+    if (!s.empty() && end == s.c_str() + s.size()) return d;
     return invalidArgument(std::string("program bytes: field '") + what + "' is not a number: '" + s + "'");
   }
   StatusOr<ir::Attribute> attr() {

@@ -53,7 +53,8 @@ TEST(GuardSet, EveryKindFailsNamingWhatFailed) {
               "size 12, guard wants 2*s0+1 = 11");
   expectFails(g, {sig(DType::kF32, {5, 8}, {1, 5}), ok}, GuardKind::kStrides, 0, -1,
               "strides are strided, guard wants contiguous");
-  expectFails(g, {sig(DType::kF32, {5, 8}, {}, "cuda:0"), ok}, GuardKind::kDevice, 0, -1, "on cuda:0, guard wants cpu");
+  expectFails(g, {sig(DType::kF32, {5, 8}, {}, "accel:0"), ok}, GuardKind::kDevice, 0, -1,
+              "on accel:0, guard wants cpu");
   expectFails(g, {sig(DType::kF32, {5, 8}, {}, "cpu", true), ok}, GuardKind::kRequiresGrad, 0, -1,
               "requires_grad true, guard wants false");
 }

@@ -29,7 +29,7 @@ struct TensorSignature {
   ir::DType dtype = ir::DType::kF32;
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;  ///< elements; empty: contiguous
-  std::string device = "cpu";    ///< torch's spelling: "cpu", "cuda:0"
+  std::string device = "cpu";    ///< torch's spelling: "cpu", "<type>:<index>"
   bool requiresGrad = false;
 
   StrideClass strideClass() const { return classifyStrides(shape, strides); }

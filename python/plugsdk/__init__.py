@@ -12,11 +12,24 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 
-def explain():
-    """What the backend did with each graph so far: ops, compiled and eager partitions, the
-    ops that fell back to eager torch and why, the compile time per stage."""
+class Explanation(list):
+    """explain()'s result: one GraphReport per graph the backend compiled (ops, compiled and
+    eager partitions, the ops that fell back and why, the compile time per stage, autotune
+    times), plus `graph_breaks`: the graph breaks Dynamo reported ({reason: count})."""
+
+    graph_breaks: dict
+
+
+def explain() -> Explanation:
+    """What the backend did with each graph so far (see Explanation)."""
     from .backend import reports
-    return list(reports)
+    out = Explanation(reports)
+    try:
+        from torch._dynamo.utils import counters
+        out.graph_breaks = dict(counters["graph_break"])
+    except ImportError:
+        out.graph_breaks = {}
+    return out
 
 
 def cache_info():

@@ -19,6 +19,12 @@ Options (torch.compile(..., options={...})):
                   size compiles, up to recompile_limit)
   recompile_limit compiles per graph after which a new input signature runs in eager torch
                   with a logged reason (default 8)
+  mode            "default"; "reduce-overhead" (each compiled graph remembers, per input
+                  signature, the artifact and output specs it selected, so a repeated call skips
+                  the guard check and shape inference: for small graphs, where the per-call
+                  overhead shows); "max-autotune" (each specialization is compiled under several
+                  schedule variants, timed on the device at the call's sizes, the fastest kept;
+                  explain() lists the times). torch.compile(mode=...) passes it too.
   cache_dir       the persistent program cache ("off" disables it); default $PLUGSDK_CACHE_DIR/core,
                   $XDG_CACHE_HOME/plugsdk/core or ~/.cache/plugsdk/core
 
@@ -46,7 +52,8 @@ if _level in ("info", "debug"):
     log.setLevel(logging.DEBUG if _level == "debug" else logging.INFO)
 
 KNOWN_OPTIONS = {"device", "device_index", "backend_options", "fallback", "dump_dir", "dynamic_policy",
-                 "recompile_limit", "cache_dir"}
+                 "recompile_limit", "cache_dir", "mode"}
+MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
 class UnsupportedOpError(RuntimeError):
@@ -69,6 +76,7 @@ class GraphReport:
     fallbacks: List[Fallback] = field(default_factory=list)
     stage_seconds: Dict[str, float] = field(default_factory=dict)
     text: List[str] = field(default_factory=list)
+    autotune: Dict[str, dict] = field(default_factory=dict)  # max-autotune: per graph, variant times and winner
 
 
 reports: List[GraphReport] = []
@@ -88,6 +96,9 @@ def _options(options: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     opts.setdefault("recompile_limit", 8)
     if "cache_dir" not in opts:
         opts["cache_dir"] = runtime._C().default_cache_dir()
+    opts.setdefault("mode", "default")
+    if opts["mode"] not in MODES:
+        raise ValueError(f"plugsdk: mode {opts['mode']!r}: want one of {', '.join(MODES)}")
     if opts["dynamic_policy"] not in ("symbolic", "automatic", "static"):
         raise ValueError(f"plugsdk: dynamic_policy {opts['dynamic_policy']!r}: want 'symbolic', 'automatic' or 'static'")
     return opts
@@ -140,8 +151,10 @@ def _compile_part(gm: torch.fx.GraphModule, name: str, opts, report: GraphReport
     ins = [examples[i] for i in imported.tensor_inputs]
     input_device = runtime._device_name(ins[0]) if ins else "cpu"
     fn = runtime._C().Function(dev, imported.text, opts["dynamic_policy"], int(opts["recompile_limit"]),
-                               input_device, os.path.join(dump, name) if dump else "", opts["cache_dir"] or "off")
-    compiled = runtime.CompiledGraph(imported, fn, _eager_callable(gm), name, torch.device(input_device))
+                               input_device, os.path.join(dump, name) if dump else "", opts["cache_dir"] or "off",
+                               opts["mode"].startswith("max-autotune"))
+    compiled = runtime.CompiledGraph(imported, fn, _eager_callable(gm), name, torch.device(input_device),
+                                     memoize=opts["mode"] == "reduce-overhead")
     artifact, reason, _ = compiled.select(ins)
     if artifact is None:
         raise runtime._C().Error(f"cannot compile {name}: {reason}")
@@ -149,6 +162,8 @@ def _compile_part(gm: torch.fx.GraphModule, name: str, opts, report: GraphReport
     for k, v in stages.items():
         report.stage_seconds[k] = report.stage_seconds.get(k, 0.0) + v
     report.text.append(imported.text)
+    if artifact.autotune:
+        report.autotune[name] = {"times_ms": dict(artifact.autotune), "winner": artifact.autotune_winner}
     log.info("plugsdk: compiled %s on %s: %d kernels, %d library calls, %s", name, dev.describe(),
              artifact.kernels, artifact.library_calls,
              ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in stages.items()))
@@ -263,7 +278,7 @@ def plugsdk_backend(gm: torch.fx.GraphModule, example_inputs, mode: Optional[str
     """The Dynamo backend: AOT autograd to ATen, then compile_aten on each graph."""
     from torch._functorch.aot_autograd import aot_module_simplified
 
-    opts = _options(options)
+    opts = _options(dict(options or {}, **({"mode": mode} if mode else {})))
     counter = {"n": 0}
 
     def fw_compiler(aten_gm: torch.fx.GraphModule, fake_inputs):

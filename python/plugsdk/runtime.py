@@ -7,7 +7,7 @@ import os
 import pathlib
 import threading
 import weakref
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
@@ -93,7 +93,8 @@ class CompiledGraph:
     its outputs as a list of tensors. When the core says the call cannot be compiled (the
     recompile limit, inputs on another device), `eager` runs it and the reason is logged."""
 
-    def __init__(self, imported: Imported, fn, eager: Callable, name: str, out_device: torch.device):
+    def __init__(self, imported: Imported, fn, eager: Callable, name: str, out_device: torch.device,
+                 memoize: bool = False):
         self.imported = imported
         self.fn = fn
         self.eager = eager
@@ -103,6 +104,10 @@ class CompiledGraph:
         self.copied_count = 0
         self.eager_calls = 0
         self._reasons_logged = set()
+        # reduce-overhead: input metadata -> (artifact, output shapes, output dtypes). The key
+        # holds everything the guards look at, so a remembered artifact still passes them.
+        self.memo: Optional[Dict[tuple, tuple]] = {} if memoize else None
+        self.memo_hits = 0
         with _functions_lock:
             _functions.add(self)
 
@@ -112,6 +117,12 @@ class CompiledGraph:
 
     def __call__(self, *args) -> List[torch.Tensor]:
         ins = [args[i] for i in self.imported.tensor_inputs]
+        if self.memo is not None:
+            key = tuple((t.dtype, t.shape, t.stride(), t.device, t.requires_grad) for t in ins)
+            hit = self.memo.get(key)
+            if hit is not None:
+                self.memo_hits += 1
+                return self._run(args, ins, *hit)
         artifact, reason, _ = self.select(ins)
         if artifact is None:
             self.eager_calls += 1
@@ -120,8 +131,13 @@ class CompiledGraph:
                 log.warning("plugsdk: %s runs in eager torch: %s", self.name, reason)
             return list(self.eager(*args))
         shapes = artifact.output_shapes([(DTYPES[t.dtype], list(t.shape)) for t in ins])
-        outs = [torch.empty(s, dtype=TORCH_DTYPES[dt], device=self.out_device)
-                for s, dt in zip(shapes, artifact.output_dtypes())]
+        dtypes = [TORCH_DTYPES[dt] for dt in artifact.output_dtypes()]
+        if self.memo is not None:
+            self.memo[key] = (artifact, shapes, dtypes)
+        return self._run(args, ins, artifact, shapes, dtypes)
+
+    def _run(self, args, ins, artifact, shapes, dtypes) -> List[torch.Tensor]:
+        outs = [torch.empty(s, dtype=dt, device=self.out_device) for s, dt in zip(shapes, dtypes)]
         imported, copied = artifact.run([_tensor_tuple(t) for t in ins], [_tensor_tuple(t) for t in outs])
         self.imported_count += imported
         self.copied_count += copied

@@ -100,12 +100,13 @@ cache::DynamicPolicy policyOf(const std::string& name) {
 
 std::shared_ptr<PyFunction> makeFunction(const std::shared_ptr<PyDevice>& dev, const std::string& text,
                                          const std::string& dynamic, int recompileLimit, const std::string& inputDevice,
-                                         const std::string& dumpDir, const std::string& cacheDir) {
+                                         const std::string& dumpDir, const std::string& cacheDir, bool autotune) {
   auto out = std::make_shared<PyFunction>();
   out->device = dev;
   out->disk = std::make_unique<cache::DiskCache>(cacheDir == "off" ? "" : cacheDir);
   cache::FunctionOptions o;
   o.disk = out->disk.get();
+  o.autotune = autotune;
   o.dynamic = policyOf(dynamic);
   o.recompileLimit = recompileLimit;
   o.inputDevice = inputDevice;
@@ -177,6 +178,9 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("library_calls", [](const PyArtifact& p) { return p.a->libraryCalls; })
       .def_property_readonly("specialized", [](const PyArtifact& p) { return p.a->specialized; })
       .def_property_readonly("guards", [](const PyArtifact& p) { return p.a->guards.toString(); })
+      .def_property_readonly("from_disk", [](const PyArtifact& p) { return p.a->fromDisk; })
+      .def_property_readonly("autotune", [](const PyArtifact& p) { return p.a->autotuneMillis; })
+      .def_property_readonly("autotune_winner", [](const PyArtifact& p) { return p.a->autotuneWinner; })
       .def("output_shapes",
            [](const PyArtifact& p, const std::vector<std::pair<std::string, std::vector<int64_t>>>& ins) {
              std::vector<sched::InputShape> shapes;
@@ -211,7 +215,7 @@ PYBIND11_MODULE(_C, m) {
   py::class_<PyFunction, std::shared_ptr<PyFunction>>(m, "Function")
       .def(py::init(&makeFunction), py::arg("device"), py::arg("pgraph"), py::arg("dynamic") = "automatic",
            py::arg("recompile_limit") = 8, py::arg("input_device") = "cpu", py::arg("dump_dir") = "",
-           py::arg("cache_dir") = "",
+           py::arg("cache_dir") = "", py::arg("autotune") = false,
            "A .pgraph text (ATen-level ops, symbolic sizes allowed) to be compiled for the device on "
            "demand: select() returns the artifact whose guards admit the inputs, compiling on a miss.")
       .def("select", &selectArtifact, py::arg("signatures"),
