@@ -39,6 +39,13 @@ def cache_info():
     return info()
 
 
+def reset_cache_info() -> None:
+    """Starts cache_info()'s counts afresh: graphs compiled so far keep working (and keep
+    their artifacts) but are no longer counted."""
+    from .runtime import reset_cache_info as reset
+    reset()
+
+
 def _register() -> None:
     try:
         import torch._dynamo

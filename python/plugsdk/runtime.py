@@ -147,6 +147,12 @@ class CompiledGraph:
         return result
 
 
+def reset_cache_info() -> None:
+    """Counts nothing compiled so far in later cache_info() calls (the graphs keep working)."""
+    with _functions_lock:
+        _functions.clear()
+
+
 def cache_info() -> Dict[str, object]:
     """The core's cache counters summed over every live compiled graph: graphs, compiles,
     hits, misses (with the failed guard of each in miss_reasons), fallbacks, entries,

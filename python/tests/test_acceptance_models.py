@@ -20,6 +20,7 @@ def test_model_matches_eager(name):
     torch._dynamo.reset()
     backend.reports.clear()
     gc.collect()
+    plugsdk.reset_cache_info()
     model, x, (rtol, atol) = models.build(name)
     with torch.no_grad():
         want = model(x)
@@ -35,6 +36,7 @@ def test_model_matches_eager(name):
 def test_gpt2_sequence_length_changes_compile_twice():
     torch._dynamo.reset()
     gc.collect()
+    plugsdk.reset_cache_info()
     model, _, (rtol, atol) = models.build("gpt2")
     f = torch.compile(model, backend="plugsdk")
     g = torch.Generator().manual_seed(3)

@@ -17,6 +17,7 @@ def fresh():
     torch._dynamo.reset()
     backend.reports.clear()
     gc.collect()
+    plugsdk.reset_cache_info()
 
 
 class Small(nn.Module):
