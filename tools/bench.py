@@ -33,6 +33,9 @@ if "--inductor-cache" not in sys.argv:
     os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
 
 import torch  # noqa: E402
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from bench_util import median_ms  # noqa: E402
 import torch.nn as nn  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -83,16 +86,6 @@ def workloads():
     }
 
 
-def median_ms(fn, reps, warmup=2):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t) * 1e3)
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 def limits():

@@ -7,7 +7,8 @@ For each model of python/tests/acceptance_models.py (random weights): eager run 
 call (its compile) and run time; plugsdk's first call in a fresh process with empty caches
 (cold), again in a second process over the caches the first one wrote (warm: programs from
 the core's disk cache, kernels from the plugin's), and its run time; the largest difference
-from eager. Run times are medians after warm-up; /eager and /ind. = plugsdk's time over eager's and inductor's (below 1 is faster).
+from eager. Run times are medians after warm-up; /eager and /ind. = plugsdk's time over
+eager's and inductor's (below 1 is faster).
 `make demo` runs it on torchvision resnet18 at batch 8. Exits non-zero when a model's result
 is off eager by more than its tolerance.
 
@@ -23,25 +24,23 @@ import sys
 import tempfile
 import time
 
+# Inductor's compile time is measured cold (as tools/bench.py does): --inductor-cache keeps
+# its on-disk caches.
+if "--inductor-cache" not in sys.argv:
+    os.environ.setdefault("TORCHINDUCTOR_FORCE_DISABLE_CACHES", "1")
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 BUILD = pathlib.Path(os.environ.get("PLUGSDK_BUILD_DIR", ROOT / "build"))
 sys.path[:0] = [str(BUILD / "python"), str(ROOT / "python" / "tests")]
 
 import torch  # noqa: E402
 
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from bench_util import median_ms  # noqa: E402
+
 import acceptance_models as models  # noqa: E402
 
 
-def median_ms(fn, reps, warmup=2):
-    for _ in range(warmup):
-        fn()
-    ts = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        ts.append((time.perf_counter() - t) * 1e3)
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 def worker(name: str, batch: int, device: str, reps: int) -> dict:
@@ -83,6 +82,7 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="cpu", help="the plugsdk plugin")
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--no-inductor", action="store_true")
+    ap.add_argument("--inductor-cache", action="store_true", help="let inductor use its on-disk caches")
     ap.add_argument("--json", default=str(BUILD / "bench_models.json"))
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
