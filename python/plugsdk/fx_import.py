@@ -129,7 +129,7 @@ class Imported:
     inputs (in order), and where each FX output comes from."""
     text: str
     tensor_inputs: List[int]  # placeholder positions that are graph inputs
-    outputs: List[tuple] = field(default_factory=list)  # ("program", i) | ("input", placeholder i)
+    outputs: List[tuple] = field(default_factory=list)  # ("program", i) | ("input", placeholder i) | ("none", -1)
     symbols: List[str] = field(default_factory=list)
 
 
@@ -163,6 +163,9 @@ def to_pgraph(gm: torch.fx.GraphModule, graph_name: str, input_names: Optional[L
     results = list(torch.utils._pytree.tree_leaves(output.args[0]))
     outputs, out_names, renamed = [], [], {}
     for r in results:
+        if r is None:  # e.g. the gradient of an input that does not require grad
+            outputs.append(("none", -1))
+            continue
         if not isinstance(r, torch.fx.Node):
             raise Unmapped(f"a graph output that is a constant ({r!r})")
         if r.op == "placeholder":

@@ -143,7 +143,7 @@ class CompiledGraph:
         self.copied_count += copied
         result = []
         for kind, i in self.imported.outputs:
-            result.append(outs[i] if kind == "program" else args[i])
+            result.append(outs[i] if kind == "program" else args[i] if kind == "input" else None)
         return result
 
 

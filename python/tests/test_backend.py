@@ -171,3 +171,24 @@ def test_dump_dir_writes_every_stage(tmp_path):
         assert stage in names, (stage, names)
     # Graphs as Graphviz, rendered to SVG where `dot` is installed (the toolbox has it).
     assert any(n.endswith(".svg" if shutil.which("dot") else ".dot") for n in names), names
+
+
+def test_training_steps_compile_the_backward_graph_too():
+    """AOT autograd's backward graph (ATen backward ops) compiles in the core; a gradient
+    output that is None (an input without requires_grad) is passed through."""
+    fresh()
+    torch.manual_seed(1)
+    model, ref = MLP(), MLP()
+    ref.load_state_dict(model.state_dict())
+    x, y = torch.randn(8, 64), torch.randint(0, 10, (8,))
+    opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, ref))
+    f = torch.compile(model, backend="plugsdk")
+    for _ in range(5):
+        for m, o in ((f, opt), (ref, ref_opt)):
+            loss = nn.functional.cross_entropy(m(x), y)
+            o.zero_grad()
+            loss.backward()
+            o.step()
+        torch.testing.assert_close(model.fc1.weight, ref.fc1.weight, rtol=1e-5, atol=1e-6)
+    reports = plugsdk.explain()
+    assert len(reports) == 2 and all(r.compiled_partitions == 1 and not r.fallbacks for r in reports), reports
