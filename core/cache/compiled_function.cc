@@ -184,7 +184,9 @@ StatusOr<std::shared_ptr<const Artifact>> CompiledFunction::compile(const Plan& 
   std::string key, diskProblem;
   DiskCache* disk = options_.disk && options_.disk->enabled() ? options_.disk : nullptr;
   if (disk) {
-    key = joinKey({"program", coreBuildId(), device_.plugin().name(), device_.describe(),
+    const plugsdk_api_t& api = device_.plugin().api();
+    key = joinKey({"program", coreBuildId(), device_.plugin().name(), api.plugin_version ? api.plugin_version : "",
+                   std::to_string(api.abi_major) + "." + std::to_string(api.abi_minor), device_.describe(),
                    compile::optionsFingerprint(opts), options_.autotune ? "autotune" : "", a->guards.toString(),
                    text::printGraph(g)});
     std::string payload;

@@ -265,8 +265,10 @@ StatusOr<sched::Program> deserializeProgram(const std::string& bytes) {
     b.slot = static_cast<int>(slot);
     p.buffers.push_back(std::move(b));
   }
-  auto bufferIndex = [&](int64_t b, const char* what) -> StatusOr<int> {
-    if (b < -1 || b >= static_cast<int64_t>(p.buffers.size()))
+  // -1 is valid only where the program means "none": an epilogue's accumulator argument, and
+  // the unstored result of a library call with an epilogue.
+  auto bufferIndex = [&](int64_t b, const char* what, bool noneAllowed = false) -> StatusOr<int> {
+    if (b < (noneAllowed ? -1 : 0) || b >= static_cast<int64_t>(p.buffers.size()))
       return invalidArgument(std::string("program bytes: ") + what + " names buffer " + std::to_string(b) + " of " +
                              std::to_string(p.buffers.size()));
     return static_cast<int>(b);
@@ -309,7 +311,7 @@ StatusOr<sched::Program> deserializeProgram(const std::string& bytes) {
     if (kind != 0 && kind != 1) return invalidArgument("program bytes: step kind " + std::to_string(kind));
     s.kind = static_cast<sched::Step::Kind>(kind);
     ASSIGN_OR_RETURN(int64_t kernel, r.num("launch kernel"));
-    if (kernel < -1 || kernel >= static_cast<int64_t>(p.kernels.size()))
+    if (kernel < (s.kind == sched::Step::Kind::kLaunch ? 0 : -1) || kernel >= static_cast<int64_t>(p.kernels.size()))
       return invalidArgument("program bytes: step " + std::to_string(i) + " launches kernel " + std::to_string(kernel));
     s.launch.kernel = static_cast<int>(kernel);
     ASSIGN_OR_RETURN(size_t na, r.count("launch args"));
@@ -340,7 +342,7 @@ StatusOr<sched::Program> deserializeProgram(const std::string& bytes) {
     ASSIGN_OR_RETURN(size_t nout, r.count("call outputs"));
     for (size_t a = 0; a < nout; ++a) {
       ASSIGN_OR_RETURN(sched::View v, r.view());
-      ASSIGN_OR_RETURN(v.buffer, bufferIndex(v.buffer, "a call output"));
+      ASSIGN_OR_RETURN(v.buffer, bufferIndex(v.buffer, "a call output", true));  // -1: kept for the epilogue
       c.outputs.push_back(std::move(v));
     }
     ASSIGN_OR_RETURN(int64_t ep, r.num("call epilogue"));
@@ -350,7 +352,7 @@ StatusOr<sched::Program> deserializeProgram(const std::string& bytes) {
     ASSIGN_OR_RETURN(size_t nep, r.count("epilogue args"));
     for (size_t a = 0; a < nep; ++a) {
       ASSIGN_OR_RETURN(int64_t b, r.num("epilogue arg"));
-      ASSIGN_OR_RETURN(int idx, bufferIndex(b, "an epilogue argument"));
+      ASSIGN_OR_RETURN(int idx, bufferIndex(b, "an epilogue argument", true));
       c.epilogueArgs.push_back(idx);
     }
     ASSIGN_OR_RETURN(s.origin, r.str("step origin"));

@@ -61,16 +61,14 @@ def _device_name(t: torch.Tensor) -> str:
     return d.type if d.index is None else f"{d.type}:{d.index}"
 
 
-def signature(t, grad_guard: bool = False) -> tuple:
+def signature(t) -> tuple:
     """What the core's guards look at: (dtype, shape, strides, device, requires_grad). Fake
-    tensors with symbolic sizes give their example values. Graphs from AOT autograd are pure
-    functions (autograd is AOT's wrapper's business, and the fake tensors it compiles with do
-    not carry the parameters' requires_grad), so their requires_grad guard is always false:
-    grad_guard=True makes it the tensor's."""
+    tensors with symbolic sizes give their example values. requires_grad is always false:
+    the graphs AOT autograd hands over are pure functions (autograd is its wrapper's
+    business), and the fake tensors it compiles with do not carry the parameters' flag."""
     if t.dtype not in DTYPES:
         raise TypeError(f"plugsdk: tensors of dtype {t.dtype} are not supported")
-    return (DTYPES[t.dtype], [_hint(s) for s in t.shape], [_hint(s) for s in t.stride()], _device_name(t),
-            bool(grad_guard and t.requires_grad))
+    return (DTYPES[t.dtype], [_hint(s) for s in t.shape], [_hint(s) for s in t.stride()], _device_name(t), False)
 
 
 def _hint(s) -> int:
@@ -118,7 +116,7 @@ class CompiledGraph:
     def __call__(self, *args) -> List[torch.Tensor]:
         ins = [args[i] for i in self.imported.tensor_inputs]
         if self.memo is not None:
-            key = tuple((t.dtype, t.shape, t.stride(), t.device, t.requires_grad) for t in ins)
+            key = tuple((t.dtype, t.shape, t.stride(), t.device) for t in ins)
             hit = self.memo.get(key)
             if hit is not None:
                 self.memo_hits += 1
