@@ -1,0 +1,115 @@
+// VJPs of the library prims. matmul's are two matmuls; convolution's is aten.convolution_
+// backward (which decomposes into transposed and weight-gradient convolutions); sdpa's is the
+// flash-attention backward: the weights P are recomputed from q, k, the mask and the saved
+// logsumexp (never stored), dropout's keep mask is regenerated from the node's seed (prims.rand
+// is counter-based), and the logsumexp output and a float mask get their cotangents too.
+#include <cmath>
+#include <limits>
+
+#include "core/autograd/vjp_util.h"
+
+namespace plugsdk::autograd {
+namespace {
+
+using namespace vjp;  // NOLINT(google-build-using-namespace): the rule files' vocabulary
+
+V mT(Emitter& e, V x) { return e.transpose(x, -2, -1); }
+
+Result matmulVjp(Emitter& e, const VjpCall& c) {
+  V a = c.input(0), b = c.input(1), g = c.cotangent();
+  V ga = c.needs(0) ? e.op("prims.matmul", {g, mT(e, b)}) : nullptr;
+  V gb = c.needs(1) ? e.op("prims.matmul", {mT(e, a), g}) : nullptr;
+  return grads(e, c, {ga, gb});
+}
+
+Result convolutionVjp(Emitter& e, const VjpCall& c) {
+  V x = c.input(0), w = c.input(1), g = c.cotangent();
+  std::vector<V> outs =
+      e.apply("aten.convolution_backward", {g, x, w},
+              {{"bias_sizes", Attribute::none()},
+               {"stride", c.attr("stride")},
+               {"padding", c.attr("padding")},
+               {"dilation", c.attr("dilation")},
+               {"transposed", c.attr("transposed")},
+               {"output_padding", c.attr("output_padding")},
+               {"groups", c.attr("groups")},
+               {"output_mask", Attribute::fromInts(std::vector<int64_t>{c.needs(0), c.needs(1), 0})}});
+  if (!e.ok()) return e.status();
+  return grads(e, c, {outs[0], outs[1]});
+}
+
+/// Scores = scale * q k^T with the causal and explicit masks applied, P = exp(scores - lse)
+/// (0 where masked and on fully masked rows, whose lse is 0 and scores -inf). With dropout,
+/// out = (P * keep / (1 - p)) v, and D = rowsum(dO * out) = rowsum(P * dP) either way, so
+/// dS = P * (dP - D) + P * dlse; dq = scale dS k, dk = scale dS^T q, dv = P_dropped^T dO.
+Result sdpaVjp(Emitter& e, const VjpCall& c) {
+  V q = c.input(0), k = c.input(1), v = c.input(2), mask = c.input(3);
+  V go = c.cotangent(0), glse = c.cotangent(1);
+  const DType dt = e.dtype(q), acc = dt == DType::kF16 || dt == DType::kBF16 ? DType::kF32 : dt;
+  const Shape& qs = e.shape(q);
+  const size_t r = qs.size();
+  if (c.isNone("scale") && !qs[r - 1].isConstant())
+    return unimplemented("prims.sdpa with a symbolic embedding size and no explicit scale has no gradient rule");
+  const double scale =
+      c.isNone("scale") ? 1.0 / std::sqrt(static_cast<double>(*qs[r - 1].constant())) : c.getFloat("scale");
+  const SymExpr &l = qs[r - 2], &s = e.shape(k)[r - 2];
+  q = e.convert(q, acc);
+  k = e.convert(k, acc);
+  v = e.convert(v, acc);
+  V sc = e.mul(e.matmul(q, mT(e, k)), e.scalar(scale, acc));
+  if (!e.ok()) return e.status();
+  const Shape scores = e.shape(sc);
+  const V negInf = e.scalar(-std::numeric_limits<double>::infinity(), acc), zero = e.scalar(0.0, acc);
+  if (c.getBool("is_causal")) {
+    V above = e.binary("gt", e.broadcastInDim(e.iota(s), {l, s}, {1}), e.broadcastInDim(e.iota(l), {l, s}, {0}));
+    sc = e.where(above, negInf, sc);
+  }
+  if (mask) {
+    V m = e.broadcastTo(mask, scores);
+    sc = e.dtype(mask) == DType::kBool ? e.where(m, sc, negInf) : e.add(sc, e.convert(m, acc));
+  }
+  V p = e.unary("exp", e.sub(sc, e.unsqueeze(e.convert(c.output(1), acc), -1)));
+  V ds = nullptr, gv = nullptr;
+  if (go) {
+    go = e.convert(go, acc);
+    V dp = e.matmul(go, mT(e, v));
+    V pd = p;
+    const double dropout = c.getFloat("dropout_p");
+    if (dropout > 0) {
+      const double keep = 1.0 - dropout;
+      std::vector<SymExpr> shape(scores.begin(), scores.end());
+      V u = e.op("prims.rand", {},
+                 {{"shape", Attribute::fromInts(shape)},
+                  {"seed", c.attr("seed")},
+                  {"dtype", Attribute::fromDType(DType::kF64)}});
+      V kept = e.binary("lt", u, e.scalar(keep, DType::kF64));
+      V inv = e.scalar(1.0 / keep, acc);
+      pd = e.where(kept, e.mul(p, inv), zero);
+      dp = e.where(kept, e.mul(dp, inv), zero);
+    }
+    V d = e.sum(e.mul(go, e.convert(c.output(0), acc)), {-1}, true);
+    ds = e.mul(p, e.sub(dp, d));
+    if (c.needs(2)) gv = e.matmul(mT(e, pd), go);
+  }
+  if (glse) {
+    V extra = e.mul(p, e.unsqueeze(e.convert(glse, acc), -1));
+    ds = ds ? e.add(ds, extra) : extra;
+  }
+  V sv = e.scalar(scale, acc);
+  V gq = c.needs(0) ? e.mul(e.matmul(ds, k), sv) : nullptr;
+  V gk = c.needs(1) ? e.mul(e.matmul(mT(e, ds), q), sv) : nullptr;
+  V gm = c.needs(3) && mask && e.dtype(mask) != DType::kBool ? sumToShape(e, ds, e.shape(mask)) : nullptr;
+  return grads(e, c,
+               {e.convert(gq, dt), e.convert(gk, dt), gv ? e.convert(gv, dt) : zerosLike(e, c.input(2)),
+                gm ? e.convert(gm, e.dtype(mask)) : nullptr});
+}
+
+}  // namespace
+
+void addLibraryVjps(VjpTable& t) {
+  t.add("prims.matmul", matmulVjp);
+  t.add("prims.convolution", convolutionVjp);
+  t.add("prims.sdpa", sdpaVjp);
+}
+
+}  // namespace plugsdk::autograd
