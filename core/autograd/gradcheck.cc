@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 
+#include "core/autograd/partition.h"
 #include "core/exec/reference_executor.h"
 
 namespace plugsdk::autograd {
@@ -74,6 +75,33 @@ StatusOr<GradcheckResult> gradcheck(const std::shared_ptr<const ir::Context>& ct
   ASSIGN_OR_RETURN(std::vector<exec::HostTensor> jointOut, ex.run(joint.graph, jointInputs));
 
   GradcheckResult r;
+  // The partitioned programs (with and without recomputation) reproduce the joint graph.
+  for (bool recompute : {true, false}) {
+    PartitionOptions po;
+    po.recompute = recompute;
+    ASSIGN_OR_RETURN(TrainingGraphs t, partitionJoint(*ctx, joint, po));
+    ASSIGN_OR_RETURN(std::vector<exec::HostTensor> fw, ex.run(t.forward, inputs));
+    std::vector<exec::HostTensor> bwIn;
+    for (int i : t.savedInputs) bwIn.push_back(inputs.at(static_cast<size_t>(i)));
+    bwIn.insert(bwIn.end(), fw.begin() + static_cast<std::ptrdiff_t>(t.numForwardOutputs), fw.end());
+    bwIn.insert(bwIn.end(), tangents.begin(), tangents.end());
+    std::vector<exec::HostTensor> bw;
+    if (!t.gradOf.empty()) {
+      ASSIGN_OR_RETURN(bw, ex.run(t.backward, bwIn));
+    }
+    fw.resize(t.numForwardOutputs);
+    fw.insert(fw.end(), bw.begin(), bw.end());
+    for (size_t o = 0; o < fw.size() && r.ok; ++o)
+      for (int64_t k = 0; k < fw[o].numel() && r.ok; ++k) {
+        const double a = fw[o].getDouble(k), b = jointOut.at(o).getDouble(k);
+        if (!(std::fabs(a - b) <= 1e-12 * (1 + std::fabs(b))) && !(std::isnan(a) && std::isnan(b))) {
+          r.ok = false;
+          r.failure = std::string("the partitioned programs (") + (recompute ? "min cut" : "no recomputation") +
+                      ") disagree with the joint graph at output " + std::to_string(o) + "[" + std::to_string(k) +
+                      "]: " + std::to_string(a) + " vs " + std::to_string(b);
+        }
+      }
+  }
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!spec.requiresGrad[i]) continue;
     const exec::HostTensor* analytic = nullptr;
