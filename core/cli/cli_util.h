@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/exec/host_tensor.h"
+#include "core/ir/context.h"
 #include "core/ir/tensor_type.h"
 #include "core/support/status.h"
 
@@ -43,5 +44,8 @@ inline exec::HostTensor randomTensor(const ir::TensorType& type, const std::vect
 
 /// `plugsdk report FILE...`: kernels and memory per stage, program vs reference (report.cc).
 int cmdReport(const std::vector<std::string>& args);
+
+/// `plugsdk autograd FILE`: training graphs, saved bytes, stage times (autograd.cc).
+int cmdAutograd(const ir::Context& ctx, const std::vector<std::string>& args);
 
 }  // namespace plugsdk::cli

@@ -54,6 +54,11 @@ const char* kUsage =
     "                         then the install dir): ABI version and devices, or why one fails to load\n"
     "  report FILE... [--sym NAME=VALUE]  per graph: prim nodes, kernels before/after fusion,\n"
     "                         temporary memory before/after planning, program vs reference error\n"
+    "  autograd FILE [options]  the training graphs (core/autograd): joint, forward and backward\n"
+    "                         sizes, bytes saved for the backward with and without recomputation\n"
+    "      --requires-grad A,B  inputs to differentiate (default: every floating input)\n"
+    "      --no-recompute       save every forward value the backward reads\n"
+    "      --print forward|backward  print that graph instead\n"
     "  --version\n";
 }  // namespace plugsdk::cli
 
@@ -452,6 +457,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return cmdRun(ctx, args);
   if (cmd == "lower") return cmdLower(*ctx, args);
   if (cmd == "report") return cli::cmdReport(args);
+  if (cmd == "autograd") return cli::cmdAutograd(*ctx, args);
   if (cmd == "plugins") return cmdPlugins();
   if (cmd == "decomps") {
     for (const std::string& op : decomp::makeDefaultDecompositions().ops()) std::printf("%s\n", op.c_str());
