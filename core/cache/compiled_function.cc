@@ -1,10 +1,12 @@
 #include "core/cache/compiled_function.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "core/cache/autotune.h"
 #include "core/cache/disk_cache.h"
 #include "core/cache/program_serial.h"
+#include "core/cache/training_artifact.h"
 #include "core/ir/specialize.h"
 #include "core/text/printer.h"
 
@@ -179,6 +181,15 @@ StatusOr<std::shared_ptr<const Artifact>> CompiledFunction::compile(const Plan& 
   a->guards = guard::GuardSet(std::move(guards), std::move(lowerBounds));
 
   const compile::CompileOptions opts = plugin::optionsFor(device_.caps(), options_.compile);
+  const bool training =
+      options_.training && std::any_of(inputs.begin(), inputs.end(), [](const auto& s) { return s.requiresGrad; });
+  if (training) {
+    RETURN_IF_ERROR(compileTraining(*ctx_, device_, g, inputs, options_.differentiableOutputs, opts, a.get()));
+    std::lock_guard<std::mutex> lock(mu_);
+    ++stats_.compiles;
+    stats_.compileSeconds += specializeSeconds + secondsSince(t0);
+    return std::shared_ptr<const Artifact>(std::move(a));
+  }
   auto t = std::chrono::steady_clock::now();
   std::optional<sched::Program> program;
   std::string key, diskProblem;

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/autograd/partition.h"
 #include "core/compile/pipeline.h"
 #include "core/guard/guard_set.h"
 #include "core/ir/context.h"
@@ -46,6 +47,23 @@ struct FunctionOptions {
   /// max-autotune: compile each specialization under several schedule variants, time them on
   /// the device at the call's sizes and keep the fastest (core/cache/autotune.h).
   bool autotune = false;
+  /// A call whose inputs require grad compiles a training artifact: a forward program that
+  /// also returns the values the backward needs and a backward program (core/autograd).
+  /// Training artifacts bypass the persistent cache and autotuning.
+  bool training = false;
+  /// Per graph output, whether it gets a tangent in training (empty: every floating output
+  /// that depends on an input requiring grad). False for e.g. a buffer's updated value.
+  std::vector<bool> differentiableOutputs;
+};
+
+/// The backward half of a training artifact and how it connects to the forward.
+struct BackwardProgram {
+  std::unique_ptr<plugin::DeviceProgram> program;  ///< null when no gradient flows (gradOf empty)
+  std::vector<int> savedInputs;                    ///< forward inputs passed to the backward first
+  size_t numSavedValues = 0;                       ///< the forward program's outputs after the graph's, passed next
+  std::vector<int> tangentOf;                      ///< then one tangent per entry: the cotangent of that graph output
+  std::vector<int> gradOf;                         ///< the backward's outputs: the gradient of these graph inputs
+  autograd::PartitionStats stats;
 };
 
 /// One compiled specialization of the graph.
@@ -59,6 +77,9 @@ struct Artifact {
   /// With autotune: each variant's median time in ms (-1: it failed), and the one kept.
   std::vector<std::pair<std::string, double>> autotuneMillis;
   std::string autotuneWinner;
+  /// Set for a training artifact: `program` is then the forward, whose outputs are the
+  /// graph's followed by backward->numSavedValues saved values.
+  std::unique_ptr<BackwardProgram> backward;
 };
 
 struct Selection {
