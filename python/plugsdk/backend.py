@@ -27,6 +27,10 @@ Options (torch.compile(..., options={...})):
                   explain() lists the times). torch.compile(mode=...) passes it too.
   cache_dir       the persistent program cache ("off" disables it); default $PLUGSDK_CACHE_DIR/core,
                   $XDG_CACHE_HOME/plugsdk/core or ~/.cache/plugsdk/core
+  autograd        "core" (default): when the graph's inputs require grad (training), the core
+                  builds the backward from its own VJP rules and partitions forward and backward
+                  (core/autograd, python/plugsdk/training.py); "aot": torch's AOT autograd derives
+                  the backward graph and the core compiles both halves as separate graphs
 
 Guards and the artifact cache are the core's (core/cache): every compiled graph checks its
 inputs' dtype, rank, sizes or symbol constraints, stride class, device and requires_grad on
@@ -43,7 +47,7 @@ from typing import Any, Dict, List, Optional
 
 import torch
 
-from . import decompositions, fx_import, runtime
+from . import decompositions, fx_import, runtime, training
 
 log = logging.getLogger("plugsdk")
 _level = os.environ.get("PLUGSDK_LOG", "").lower()
@@ -52,7 +56,7 @@ if _level in ("info", "debug"):
     log.setLevel(logging.DEBUG if _level == "debug" else logging.INFO)
 
 KNOWN_OPTIONS = {"device", "device_index", "backend_options", "fallback", "dump_dir", "dynamic_policy",
-                 "recompile_limit", "cache_dir", "mode"}
+                 "recompile_limit", "cache_dir", "mode", "autograd"}
 MODES = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
@@ -77,6 +81,8 @@ class GraphReport:
     stage_seconds: Dict[str, float] = field(default_factory=dict)
     text: List[str] = field(default_factory=list)
     autotune: Dict[str, dict] = field(default_factory=dict)  # max-autotune: per graph, variant times and winner
+    training: bool = False  # the core built the backward (autograd="core")
+    saved_bytes: Dict[str, dict] = field(default_factory=dict)  # training: per graph, the partition's stats
 
 
 reports: List[GraphReport] = []
@@ -97,6 +103,9 @@ def _options(options: Optional[Dict[str, Any]]) -> Dict[str, Any]:
     if "cache_dir" not in opts:
         opts["cache_dir"] = runtime._C().default_cache_dir()
     opts.setdefault("mode", "default")
+    opts.setdefault("autograd", "core")
+    if opts["autograd"] not in ("core", "aot"):
+        raise ValueError(f"plugsdk: autograd {opts['autograd']!r}: want 'core' or 'aot'")
     if opts["mode"] not in MODES:
         raise ValueError(f"plugsdk: mode {opts['mode']!r}: want one of {', '.join(MODES)}")
     if opts["dynamic_policy"] not in ("symbolic", "automatic", "static"):
@@ -132,7 +141,8 @@ def _eager_callable(gm: torch.fx.GraphModule):
     return lambda *args: list(_as_tuple(gm(*args)))
 
 
-def _compile_part(gm: torch.fx.GraphModule, name: str, opts, report: GraphReport):
+def _compile_part(gm: torch.fx.GraphModule, name: str, opts, report: GraphReport, train: bool = False,
+                  num_mutated: int = 0, requires_grad: Optional[List[bool]] = None):
     """The graph imported into the core as a compiled function, compiled now for the example
     inputs Dynamo traced with (so that an op the device lacks is an error here, not at the
     first call)."""
@@ -150,15 +160,27 @@ def _compile_part(gm: torch.fx.GraphModule, name: str, opts, report: GraphReport
     examples = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
     ins = [examples[i] for i in imported.tensor_inputs]
     input_device = runtime._device_name(ins[0]) if ins else "cpu"
+    differentiable = []
+    if train and num_mutated:  # buffer updates (AOT's first outputs) get no tangent
+        differentiable = [True] * (max((i for kind, i in imported.outputs if kind == "program"), default=-1) + 1)
+        for k, (kind, i) in enumerate(imported.outputs):
+            if kind == "program" and k < num_mutated:
+                differentiable[i] = False
     fn = runtime._C().Function(dev, imported.text, opts["dynamic_policy"], int(opts["recompile_limit"]),
                                input_device, os.path.join(dump, name) if dump else "", opts["cache_dir"] or "off",
-                               opts["mode"].startswith("max-autotune"))
-    compiled = runtime.CompiledGraph(imported, fn, _eager_callable(gm), name, torch.device(input_device),
-                                     memoize=opts["mode"] == "reduce-overhead")
-    artifact, reason, _ = compiled.select(ins)
+                               opts["mode"].startswith("max-autotune") and not train, train, differentiable)
+    graph_cls = training.TrainingGraph if train else runtime.CompiledGraph
+    compiled = graph_cls(imported, fn, _eager_callable(gm), name, torch.device(input_device),
+                         memoize=opts["mode"] == "reduce-overhead" and not train)
+    if train and requires_grad is not None and len(requires_grad) == len(examples):
+        artifact, reason, _ = compiled.select(ins, [requires_grad[i] for i in imported.tensor_inputs])
+    else:
+        artifact, reason, _ = compiled.select(ins)
     if artifact is None:
         raise runtime._C().Error(f"cannot compile {name}: {reason}")
     stages = {"fx_import": import_s, **dict(artifact.stage_seconds)}
+    if artifact.backward is not None:
+        report.saved_bytes[name] = dict(artifact.backward.stats)
     for k, v in stages.items():
         report.stage_seconds[k] = report.stage_seconds.get(k, 0.0) + v
     report.text.append(imported.text)
@@ -170,10 +192,15 @@ def _compile_part(gm: torch.fx.GraphModule, name: str, opts, report: GraphReport
     return compiled
 
 
-def compile_aten(gm: torch.fx.GraphModule, example_inputs, opts, name: str = "graph"):
+def compile_aten(gm: torch.fx.GraphModule, example_inputs, opts, name: str = "graph", train: bool = False,
+                 num_mutated: int = 0, requires_grad: Optional[List[bool]] = None):
     """Compiles an ATen-level FX graph (nodes carry meta['val']); returns a callable taking
-    the graph's flat arguments and returning its outputs as a list."""
-    report = GraphReport()
+    the graph's flat arguments and returning its outputs as a list. train: the graph is a
+    forward whose inputs may require grad: the core builds its backward (training.py);
+    num_mutated: its first outputs are buffer updates (no gradient); requires_grad: per
+    placeholder, the flag its real input has (the fake tensors AOT traced with lack it), so that
+    the compile done now is the one the first call selects."""
+    report = GraphReport(training=train)
     reports.append(report)
     supported = _supported_ops()
     unsupported = {}
@@ -192,30 +219,46 @@ def compile_aten(gm: torch.fx.GraphModule, example_inputs, opts, name: str = "gr
         log.warning("plugsdk: %s (%s) falls back to eager torch: %s", op, n.name, why)
     if not unsupported:
         try:
-            compiled = _compile_part(gm, name, opts, report)
+            compiled = _compile_part(gm, name, opts, report, train, num_mutated, requires_grad)
             report.compiled_partitions = 1
-            return _boxed(compiled)
+            return _boxed(_trained(compiled, num_mutated) if train else compiled)
         except fx_import.Unmapped as e:
-            return _eager_whole(gm, report, opts, f"cannot import the graph: {e}")
+            return _eager_whole(gm, report, opts, f"cannot import the graph: {e}", train, num_mutated)
         except runtime._C().Error as e:
-            return _eager_whole(gm, report, opts, f"cannot compile the graph: {e}")
-    return _partitioned(gm, set(unsupported), opts, report, name)
+            return _eager_whole(gm, report, opts, f"cannot compile the graph: {e}", train, num_mutated)
+    return _partitioned(gm, set(unsupported), opts, report, name, train, num_mutated)
 
 
-def _eager_whole(gm, report: GraphReport, opts, why: str):
+def _trained(fn, num_mutated: int):
+    """A training graph's callable: AOT's inference wrapper calls it with grad disabled, so
+    grad is enabled again around it (Dynamo compiled this graph for grad mode); buffer
+    updates leave detached (the wrapper copies them into the buffers)."""
+    def call(*args):
+        with torch.enable_grad():
+            outs = list(fn(*args))
+        for k in range(num_mutated):
+            if isinstance(outs[k], torch.Tensor):
+                outs[k] = outs[k].detach()
+        return outs
+    return call
+
+
+def _eager_whole(gm, report: GraphReport, opts, why: str, train: bool = False, num_mutated: int = 0):
     if not opts["fallback"]:
         raise UnsupportedOpError(f"plugsdk: {why}")
     log.warning("plugsdk: the whole graph runs in eager torch: %s", why)
     report.fallbacks.append(Fallback(op="<graph>", node="", reason=why))
     report.eager_partitions = 1
-    return _boxed(_eager_callable(gm))
+    eager = _eager_callable(gm)
+    return _boxed(_trained(eager, num_mutated) if train else eager)
 
 
 def _as_tuple(v):
     return v if isinstance(v, (tuple, list)) else (v,)
 
 
-def _partitioned(gm: torch.fx.GraphModule, unsupported: set, opts, report: GraphReport, name: str):
+def _partitioned(gm: torch.fx.GraphModule, unsupported: set, opts, report: GraphReport, name: str,
+                 train: bool = False, num_mutated: int = 0):
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
     from torch.fx.passes.operator_support import OperatorSupportBase
 
@@ -231,7 +274,7 @@ def _partitioned(gm: torch.fx.GraphModule, unsupported: set, opts, report: Graph
         module = getattr(fused, sub.target)
         part_name = f"{name}_{sub.target}"
         try:
-            compiled = _compile_part(module, part_name, opts, report)
+            compiled = _compile_part(module, part_name, opts, report, train)
         except (fx_import.Unmapped, runtime._C().Error) as e:
             if not opts["fallback"]:
                 raise UnsupportedOpError(f"plugsdk: {part_name}: {e}") from e
@@ -243,7 +286,8 @@ def _partitioned(gm: torch.fx.GraphModule, unsupported: set, opts, report: Graph
         report.compiled_partitions += 1
     report.eager_partitions += sum(1 for n in fused.graph.nodes if n.op == "call_function")
     fused.recompile()
-    return _boxed(lambda *args: list(_as_tuple(fused(*args))))
+    call = lambda *args: list(_as_tuple(fused(*args)))  # noqa: E731
+    return _boxed(_trained(call, num_mutated) if train else call)
 
 
 def _single_output(gm: torch.fx.GraphModule) -> bool:
@@ -275,22 +319,43 @@ def _boxed(fn):
 
 def plugsdk_backend(gm: torch.fx.GraphModule, example_inputs, mode: Optional[str] = None,
                     options: Optional[Dict[str, Any]] = None):
-    """The Dynamo backend: AOT autograd to ATen, then compile_aten on each graph."""
+    """The Dynamo backend: AOT autograd to ATen, then compile_aten on each graph. When grad is
+    enabled and an input requires grad (training) and autograd="core", AOT autograd traces
+    the forward only (under no_grad) and the core builds the backward."""
     from torch._functorch.aot_autograd import aot_module_simplified
 
     opts = _options(dict(options or {}, **({"mode": mode} if mode else {})))
     counter = {"n": 0}
+    train = (opts["autograd"] == "core" and torch.is_grad_enabled()
+             and any(isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs))
+    # AOT's graph inputs: gm's parameters and buffers (when Dynamo did not lift them), then the inputs.
+    flags = ([p.requires_grad for p in gm.parameters()] + [False for _ in gm.buffers()]
+             + [isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs])
 
     def fw_compiler(aten_gm: torch.fx.GraphModule, fake_inputs):
         counter["n"] += 1
-        return compile_aten(aten_gm, fake_inputs, opts, name=f"forward{counter['n']}")
+        mutated = _num_mutated_outputs() if train else 0
+        return compile_aten(aten_gm, fake_inputs, opts, name=f"forward{counter['n']}", train=train,
+                            num_mutated=mutated, requires_grad=flags)
 
     def bw_compiler(aten_gm: torch.fx.GraphModule, fake_inputs):
         counter["n"] += 1
         return compile_aten(aten_gm, fake_inputs, opts, name=f"backward{counter['n']}")
 
-    return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler, bw_compiler=bw_compiler,
-                                 decompositions=_decompositions())
+    if not train:
+        return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler, bw_compiler=bw_compiler,
+                                     decompositions=_decompositions())
+    with torch.no_grad():
+        return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler, decompositions=_decompositions())
+
+
+def _num_mutated_outputs() -> int:
+    """How many of the graph's first outputs are inputs' new values (AOT's metadata)."""
+    from torch._guards import TracingContext
+
+    tc = TracingContext.try_get()
+    meta = getattr(tc, "fw_metadata", None) if tc is not None else None
+    return int(getattr(meta, "num_mutated_inp_runtime_indices", 0)) if meta is not None else 0
 
 
 _decomposition_table = None

@@ -61,14 +61,15 @@ def _device_name(t: torch.Tensor) -> str:
     return d.type if d.index is None else f"{d.type}:{d.index}"
 
 
-def signature(t) -> tuple:
+def signature(t, grad: bool = False) -> tuple:
     """What the core's guards look at: (dtype, shape, strides, device, requires_grad). Fake
-    tensors with symbolic sizes give their example values. requires_grad is always false:
-    the graphs AOT autograd hands over are pure functions (autograd is its wrapper's
-    business), and the fake tensors it compiles with do not carry the parameters' flag."""
+    tensors with symbolic sizes give their example values. requires_grad is reported only
+    for training graphs (grad=True): the graphs AOT autograd hands over are pure functions
+    whose autograd is its wrapper's business."""
     if t.dtype not in DTYPES:
         raise TypeError(f"plugsdk: tensors of dtype {t.dtype} are not supported")
-    return (DTYPES[t.dtype], [_hint(s) for s in t.shape], [_hint(s) for s in t.stride()], _device_name(t), False)
+    return (DTYPES[t.dtype], [_hint(s) for s in t.shape], [_hint(s) for s in t.stride()], _device_name(t),
+            bool(grad and t.requires_grad))
 
 
 def _hint(s) -> int:

@@ -76,6 +76,44 @@ plugin::TensorArg tensorArg(const TensorTuple& t) {
   return a;
 }
 
+std::vector<std::vector<int64_t>> outputShapes(const plugin::DeviceProgram& p,
+                                              const std::vector<std::pair<std::string, std::vector<int64_t>>>& ins) {
+  std::vector<sched::InputShape> shapes;
+  for (const auto& [dt, shape] : ins) shapes.push_back({dtypeOf(dt), shape});
+  return take(p.outputShapes(shapes));
+}
+
+std::vector<std::string> outputDtypes(const plugin::DeviceProgram& p) {
+  std::vector<std::string> out;
+  const sched::Program& pr = p.program();
+  for (const sched::ProgramOutput& o : pr.outputs)
+    out.emplace_back(ir::dtypeName(pr.buffers[static_cast<size_t>(o.buffer)].dtype));
+  return out;
+}
+
+py::tuple runProgram(const plugin::DeviceProgram& p, const std::vector<TensorTuple>& ins,
+                     const std::vector<TensorTuple>& outs) {
+  std::vector<plugin::TensorArg> a, b;
+  for (const TensorTuple& t : ins) a.push_back(tensorArg(t));
+  for (const TensorTuple& t : outs) b.push_back(tensorArg(t));
+  plugin::TransferStats st;
+  {
+    py::gil_scoped_release nogil;
+    check(p.runInto(a, b, &st));
+  }
+  return py::make_tuple(st.imported, st.copied);
+}
+
+/// The backward half of a training artifact (keeps the artifact alive).
+struct PyBackward {
+  std::shared_ptr<PyArtifact> owner;
+  const cache::BackwardProgram& b() const { return *owner->a->backward; }
+  const plugin::DeviceProgram& program() const {
+    if (!b().program) throw CoreError(failedPrecondition("no gradient flows: this artifact has no backward program"));
+    return *b().program;
+  }
+};
+
 std::shared_ptr<PyDevice> openDevice(const std::string& name, uint32_t index, const std::string& options,
                                      const std::vector<std::string>& extraSearchPath, bool probe) {
   std::vector<std::string> path = extraSearchPath;
@@ -100,13 +138,16 @@ cache::DynamicPolicy policyOf(const std::string& name) {
 
 std::shared_ptr<PyFunction> makeFunction(const std::shared_ptr<PyDevice>& dev, const std::string& text,
                                          const std::string& dynamic, int recompileLimit, const std::string& inputDevice,
-                                         const std::string& dumpDir, const std::string& cacheDir, bool autotune) {
+                                         const std::string& dumpDir, const std::string& cacheDir, bool autotune,
+                                         bool training, const std::vector<bool>& differentiableOutputs) {
   auto out = std::make_shared<PyFunction>();
   out->device = dev;
   out->disk = std::make_unique<cache::DiskCache>(cacheDir == "off" ? "" : cacheDir);
   cache::FunctionOptions o;
   o.disk = out->disk.get();
   o.autotune = autotune;
+  o.training = training;
+  o.differentiableOutputs = differentiableOutputs;
   o.dynamic = policyOf(dynamic);
   o.recompileLimit = recompileLimit;
   o.inputDevice = inputDevice;
@@ -183,39 +224,61 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("autotune_winner", [](const PyArtifact& p) { return p.a->autotuneWinner; })
       .def("output_shapes",
            [](const PyArtifact& p, const std::vector<std::pair<std::string, std::vector<int64_t>>>& ins) {
-             std::vector<sched::InputShape> shapes;
-             for (const auto& [dt, shape] : ins) shapes.push_back({dtypeOf(dt), shape});
-             return take(p.a->program->outputShapes(shapes));
+             return outputShapes(*p.a->program, ins);
            })
-      .def("output_dtypes",
-           [](const PyArtifact& p) {
-             std::vector<std::string> out;
-             const sched::Program& pr = p.a->program->program();
-             for (const sched::ProgramOutput& o : pr.outputs)
-               out.emplace_back(ir::dtypeName(pr.buffers[static_cast<size_t>(o.buffer)].dtype));
-             return out;
-           })
+      .def("output_dtypes", [](const PyArtifact& p) { return outputDtypes(*p.a->program); })
       .def(
           "run",
           [](const PyArtifact& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs) {
-            std::vector<plugin::TensorArg> a, b;
-            for (const TensorTuple& t : ins) a.push_back(tensorArg(t));
-            for (const TensorTuple& t : outs) b.push_back(tensorArg(t));
-            plugin::TransferStats st;
-            {
-              py::gil_scoped_release nogil;
-              check(p.a->program->runInto(a, b, &st));
-            }
-            return py::make_tuple(st.imported, st.copied);
+            return runProgram(*p.a->program, ins, outs);
           },
           "Runs on (data_ptr, dtype, shape, strides, memory_kind) tuples; outputs are written in "
-          "place. Returns (tensors used in place, tensors copied).")
+          "place. Returns (tensors used in place, tensors copied). A training artifact's outputs are "
+          "the graph's followed by the values saved for the backward.")
+      .def_property_readonly(
+          "backward",
+          [](const std::shared_ptr<PyArtifact>& p) -> py::object {
+            if (!p->a->backward) return py::none();
+            return py::cast(std::make_shared<PyBackward>(PyBackward{p}));
+          },
+          "A training artifact's backward (None for an inference artifact).")
       .def("log", [](const PyArtifact& p) { return p.a->program->log(); });
+
+  py::class_<PyBackward, std::shared_ptr<PyBackward>>(m, "Backward")
+      .def_property_readonly("has_program", [](const PyBackward& p) { return p.b().program != nullptr; })
+      .def_property_readonly("saved_inputs", [](const PyBackward& p) { return p.b().savedInputs; })
+      .def_property_readonly("num_saved", [](const PyBackward& p) { return p.b().numSavedValues; })
+      .def_property_readonly("tangent_of", [](const PyBackward& p) { return p.b().tangentOf; })
+      .def_property_readonly("grad_of", [](const PyBackward& p) { return p.b().gradOf; })
+      .def_property_readonly("stats",
+                             [](const PyBackward& p) {
+                               const autograd::PartitionStats& s = p.b().stats;
+                               py::dict d;
+                               d["saved_bytes"] = s.savedBytes;
+                               d["saved_bytes_no_recompute"] = s.savedBytesNoRecompute;
+                               d["saved_input_bytes"] = s.savedInputBytes;
+                               d["saved"] = s.saved;
+                               d["saved_no_recompute"] = s.savedNoRecompute;
+                               d["recomputed"] = s.recomputed;
+                               return d;
+                             })
+      .def("output_shapes",
+           [](const PyBackward& p, const std::vector<std::pair<std::string, std::vector<int64_t>>>& ins) {
+             return outputShapes(p.program(), ins);
+           })
+      .def("output_dtypes", [](const PyBackward& p) { return outputDtypes(p.program()); })
+      .def(
+          "run",
+          [](const PyBackward& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs) {
+            return runProgram(p.program(), ins, outs);
+          },
+          "Inputs: the saved forward inputs, the saved values, the tangents; outputs: the gradients.");
 
   py::class_<PyFunction, std::shared_ptr<PyFunction>>(m, "Function")
       .def(py::init(&makeFunction), py::arg("device"), py::arg("pgraph"), py::arg("dynamic") = "automatic",
            py::arg("recompile_limit") = 8, py::arg("input_device") = "cpu", py::arg("dump_dir") = "",
-           py::arg("cache_dir") = "", py::arg("autotune") = false,
+           py::arg("cache_dir") = "", py::arg("autotune") = false, py::arg("training") = false,
+           py::arg("differentiable_outputs") = std::vector<bool>{},
            "A .pgraph text (ATen-level ops, symbolic sizes allowed) to be compiled for the device on "
            "demand: select() returns the artifact whose guards admit the inputs, compiling on a miss.")
       .def("select", &selectArtifact, py::arg("signatures"),

@@ -1,0 +1,101 @@
+"""Training through the core's autograd (core/autograd): a graph whose inputs require grad
+is compiled by the core into a forward program that also returns what the backward needs
+and a backward program built from the core's own VJP rules, partitioned by a min cut over
+saved bytes. A torch.autograd.Function runs the two: forward on the call, backward when
+torch's autograd reaches it (loss.backward()).
+
+torch's AOT autograd still captures and functionalizes the graph (it is traced as an
+inference graph under no_grad: parameters become inputs, in-place ops functional, buffer
+updates extra outputs that its wrapper copies back); it derives no backward. Outputs that
+are buffer updates get no tangent; outputs that are integers carry no gradient.
+"""
+from __future__ import annotations
+
+from typing import List
+
+import torch
+
+from .fx_import import DTYPES, TORCH_DTYPES
+from .runtime import CompiledGraph, _tensor_tuple, signature
+
+
+def _alloc(program, ins, device) -> List[torch.Tensor]:
+    shapes = program.output_shapes([(DTYPES[t.dtype], list(t.shape)) for t in ins])
+    dtypes = [TORCH_DTYPES[d] for d in program.output_dtypes()]
+    return [torch.empty(s, dtype=dt, device=device) for s, dt in zip(shapes, dtypes)]
+
+
+def _run(program, ins, device) -> List[torch.Tensor]:
+    outs = _alloc(program, ins, device)
+    program.run([_tensor_tuple(t) for t in ins], [_tensor_tuple(t) for t in outs])
+    return outs
+
+
+class _CompiledStep(torch.autograd.Function):
+    """forward: the artifact's forward program; backward: its backward program."""
+
+    @staticmethod
+    def forward(ctx, graph, artifact, *ins):
+        bw = artifact.backward
+        outs = _run(artifact, ins, graph.out_device)
+        n = len(outs) - bw.num_saved
+        fw, saved = outs[:n], outs[n:]
+        ctx.save_for_backward(*[ins[i] for i in bw.saved_inputs], *saved)
+        ctx.bw = bw
+        ctx.device = graph.out_device
+        ctx.out_meta = [(t.shape, t.dtype) for t in fw]
+        ctx.num_inputs = len(ins)
+        tangents = set(bw.tangent_of)
+        nondiff = [t for i, t in enumerate(fw) if i not in tangents]
+        if nondiff:
+            ctx.mark_non_differentiable(*nondiff)
+        return tuple(fw)
+
+    @staticmethod
+    @torch.autograd.function.once_differentiable
+    def backward(ctx, *grads):
+        bw = ctx.bw
+        result = [None] * ctx.num_inputs
+        if bw.has_program:
+            tangents = []
+            for i in bw.tangent_of:
+                g = grads[i]
+                if g is None:
+                    shape, dtype = ctx.out_meta[i]
+                    g = torch.zeros(shape, dtype=dtype, device=ctx.device)
+                tangents.append(g.contiguous())
+            gs = _run(bw, list(ctx.saved_tensors) + tangents, ctx.device)
+            for g, i in zip(gs, bw.grad_of):
+                result[i] = g
+        return (None, None, *result)
+
+
+class TrainingGraph(CompiledGraph):
+    """A CompiledGraph whose artifacts are training pairs when its inputs require grad (the
+    core's guards include requires_grad, so a call without grad gets an inference artifact)."""
+
+    def select(self, ins, requires_grad=None):
+        """requires_grad: per input, overrides the tensors' flags (fake tensors lack them)."""
+        if requires_grad is None:
+            return self.fn.select([signature(t, grad=True) for t in ins])
+        sigs = [signature(t)[:4] + (bool(g),) for t, g in zip(ins, requires_grad)]
+        return self.fn.select(sigs)
+
+    def __call__(self, *args) -> List[torch.Tensor]:
+        ins = [args[i] for i in self.imported.tensor_inputs]
+        artifact, reason, _ = self.select(ins)
+        if artifact is None:
+            self.eager_calls += 1
+            if reason not in self._reasons_logged:
+                self._reasons_logged.add(reason)
+                from .runtime import log
+                log.warning("plugsdk: %s runs in eager torch: %s", self.name, reason)
+            with torch.enable_grad():
+                return list(self.eager(*args))
+        if artifact.backward is None:  # nothing requires grad
+            outs = _run(artifact, ins, self.out_device)
+        else:
+            with torch.enable_grad():
+                outs = list(_CompiledStep.apply(self, artifact, *ins))
+        return [outs[i] if kind == "program" else args[i] if kind == "input" else None
+                for kind, i in self.imported.outputs]
