@@ -294,6 +294,23 @@ StatusOr<TrainingGraphs> partitionJoint(const ir::Context& ctx, const JointGraph
     }
     bw.setOutputs(std::move(outs));
     t.backward = ir::cleanupGraph(bw, names);
+    // Which tangents reach each gradient.
+    const size_t firstTangent = t.backward.inputs().size() - j.tangentOf.size();
+    std::unordered_map<const ir::Value*, std::set<int>> reach;
+    for (size_t i = firstTangent; i < t.backward.inputs().size(); ++i)
+      reach[t.backward.inputs()[i]].insert(static_cast<int>(i - firstTangent));
+    for (const auto& n : t.backward.nodes()) {
+      std::set<int> r;
+      for (const ir::Value* in : n->inputs())
+        if (in && reach.count(in)) r.insert(reach[in].begin(), reach[in].end());
+      if (!r.empty())
+        for (const ir::Value* out : n->outputs()) reach[out] = r;
+    }
+    for (const ir::Value* g : t.backward.outputs()) {
+      auto it = reach.find(g);
+      t.gradTangents.emplace_back();
+      if (it != reach.end()) t.gradTangents.back().assign(it->second.begin(), it->second.end());
+    }
     std::vector<const ir::Value*> bwIns(t.backward.inputs().begin(), t.backward.inputs().end());
     std::set<std::string> missing;
     const std::set<std::string> have = boundSymbols(bwIns);

@@ -48,6 +48,9 @@ struct TrainingGraphs {
   std::vector<int> savedInputs;  ///< forward input indices, the backward's first inputs
   size_t numSavedValues = 0;
   std::vector<int> tangentOf, gradOf;  ///< as in JointGraph
+  /// Per gradient output: the tangents (indices into tangentOf) it depends on. A caller whose
+  /// tangents for all of them are absent (an output the loss did not use) knows it is zero.
+  std::vector<std::vector<int>> gradTangents;
   PartitionStats stats;
 };
 

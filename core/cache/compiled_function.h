@@ -63,6 +63,7 @@ struct BackwardProgram {
   size_t numSavedValues = 0;                       ///< the forward program's outputs after the graph's, passed next
   std::vector<int> tangentOf;                      ///< then one tangent per entry: the cotangent of that graph output
   std::vector<int> gradOf;                         ///< the backward's outputs: the gradient of these graph inputs
+  std::vector<std::vector<int>> gradTangents;      ///< per gradient, the tangents it depends on
   autograd::PartitionStats stats;
 };
 

@@ -54,6 +54,7 @@ Status compileTraining(const ir::Context& ctx, const plugin::Device& device, con
   b->numSavedValues = t.graphs.numSavedValues;
   b->tangentOf = t.graphs.tangentOf;
   b->gradOf = t.graphs.gradOf;
+  b->gradTangents = t.graphs.gradTangents;
   b->stats = t.graphs.stats;
   a->backward = std::move(b);
   return Status::ok();

@@ -29,6 +29,12 @@ TORCH_DTYPES = {v: k for k, v in DTYPES.items()}
 DROPPED_KWARGS = {"device", "layout", "pin_memory", "memory_format"}
 
 
+# Outputs whose dtype torch makes device-dependent: the CPU kernel returns layer norm's mean and
+# rstd in a 16-bit input's dtype, the core (as the CUDA kernel) in float32. The importer emits
+# the core's type and casts to the one torch declared.
+STATS_IN_F32 = {"aten.native_layer_norm": (1, 2)}
+
+
 class Unmapped(Exception):
     """The graph holds something .pgraph cannot say (the caller falls back to eager)."""
 
@@ -282,14 +288,23 @@ def to_pgraph(gm: torch.fx.GraphModule, graph_name: str, input_names: Optional[L
             attrs[a.name] = attr_text(v, ty)
         attr_s = (" {" + ", ".join(f"{k} = {attrs[k]}" for k in sorted(attrs)) + "}") if attrs else ""
 
+        casts = []
         if isinstance(val, (tuple, list)):
             getitems = {u.args[1]: u for u in n.users if u.target is operator.getitem}
-            outs = []
+            outs, type_list = [], []
             for i in range(len(val)):
                 u = getitems.get(i)
                 outs.append(renamed.get(u) or fresh(u.name) if u is not None else fresh(f"{n.name}.{i}"))
-            multi[n] = outs
-            types = ", ".join(type_text(t) for t in val)
+                type_list.append(type_text(val[i]))
+            multi[n] = list(outs)  # what the getitems read
+            for i in STATS_IN_F32.get(opname, ()):
+                if i < len(val) and val[i].dtype in (torch.float16, torch.bfloat16):
+                    f32 = fresh(f"{outs[i]}.f32")
+                    casts.append(f"  %{outs[i]} = aten._to_copy(%{f32}) {{dtype = {DTYPES[val[i].dtype]}}}"
+                                 f" : {type_list[i]}")
+                    outs[i] = f32
+                    type_list[i] = "f32" + type_list[i][type_list[i].index("["):]
+            types = ", ".join(type_list)
         elif isinstance(val, torch.Tensor):
             outs = [renamed.get(n) or fresh(n.name)]
             names[n] = outs[0]
@@ -297,6 +312,7 @@ def to_pgraph(gm: torch.fx.GraphModule, graph_name: str, input_names: Optional[L
         else:
             raise Unmapped(f"{opname}: result of type {type(val).__name__}")
         lines.append(f"  {', '.join('%' + o for o in outs)} = {opname}({', '.join(ins)}){attr_s} : {types}")
+        lines += casts
 
     ret = ", ".join(f"%{o}" for o in out_names)
     text = (f"graph @{graph_name}({', '.join(params)}) {{\n" + "\n".join(lines) + f"\n  return {ret}\n}}\n")

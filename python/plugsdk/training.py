@@ -45,6 +45,7 @@ class _CompiledStep(torch.autograd.Function):
         ctx.device = graph.out_device
         ctx.out_meta = [(t.shape, t.dtype) for t in fw]
         ctx.num_inputs = len(ins)
+        ctx.set_materialize_grads(False)  # an output the loss did not use arrives as None
         tangents = set(bw.tangent_of)
         nondiff = [t for i, t in enumerate(fw) if i not in tangents]
         if nondiff:
@@ -56,7 +57,8 @@ class _CompiledStep(torch.autograd.Function):
     def backward(ctx, *grads):
         bw = ctx.bw
         result = [None] * ctx.num_inputs
-        if bw.has_program:
+        present = [grads[i] is not None for i in bw.tangent_of]
+        if bw.has_program and any(present):
             tangents = []
             for i in bw.tangent_of:
                 g = grads[i]
@@ -65,8 +67,9 @@ class _CompiledStep(torch.autograd.Function):
                     g = torch.zeros(shape, dtype=dtype, device=ctx.device)
                 tangents.append(g.contiguous())
             gs = _run(bw, list(ctx.saved_tensors) + tangents, ctx.device)
-            for g, i in zip(gs, bw.grad_of):
-                result[i] = g
+            for g, i, deps in zip(gs, bw.grad_of, bw.grad_tangents):
+                # a gradient only unused outputs reach stays None, as in eager autograd
+                result[i] = g if any(present[d] for d in deps) else None
         return (None, None, *result)
 
 

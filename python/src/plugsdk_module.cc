@@ -250,6 +250,7 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("num_saved", [](const PyBackward& p) { return p.b().numSavedValues; })
       .def_property_readonly("tangent_of", [](const PyBackward& p) { return p.b().tangentOf; })
       .def_property_readonly("grad_of", [](const PyBackward& p) { return p.b().gradOf; })
+      .def_property_readonly("grad_tangents", [](const PyBackward& p) { return p.b().gradTangents; })
       .def_property_readonly("stats",
                              [](const PyBackward& p) {
                                const autograd::PartitionStats& s = p.b().stats;

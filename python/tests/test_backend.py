@@ -174,7 +174,7 @@ def test_dump_dir_writes_every_stage(tmp_path):
 
 
 def test_training_steps_compile_the_backward_graph_too():
-    """AOT autograd's backward graph (ATen backward ops) compiles in the core; a gradient
+    """With autograd="aot", AOT autograd's backward graph (ATen backward ops) compiles in the core; a gradient
     output that is None (an input without requires_grad) is passed through."""
     fresh()
     torch.manual_seed(1)
@@ -182,7 +182,7 @@ def test_training_steps_compile_the_backward_graph_too():
     ref.load_state_dict(model.state_dict())
     x, y = torch.randn(8, 64), torch.randint(0, 10, (8,))
     opt, ref_opt = (torch.optim.SGD(m.parameters(), lr=0.1) for m in (model, ref))
-    f = torch.compile(model, backend="plugsdk")
+    f = torch.compile(model, backend="plugsdk", options={"autograd": "aot"})
     for _ in range(5):
         for m, o in ((f, opt), (ref, ref_opt)):
             loss = nn.functional.cross_entropy(m(x), y)
