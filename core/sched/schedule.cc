@@ -236,7 +236,23 @@ Status assignBuffers(State& st) {
     st.inputBuffer[in] = addBuffer(p, in->name(), in->type().dtype, storageExtent(in->type()), BufferRole::kInput);
   // Which roots other groups read (the same analysis the fusion trials did).
   for (size_t g = 0; g < st.groups.size(); ++g) {
-    if (st.groups[g].kind == GroupKind::kScatter) continue;
+    if (st.groups[g].kind == GroupKind::kScatter) {
+      // The scatter's kernels inline its operands' expressions: every root those reach is read.
+      std::vector<const ir::Value*> work(st.groups[g].scatter->inputs().begin(), st.groups[g].scatter->inputs().end());
+      std::unordered_set<const ir::Value*> seen;
+      while (!work.empty()) {
+        const ir::Value* v = work.back();
+        work.pop_back();
+        if (!v || !v->producer() || !seen.insert(v).second) continue;
+        auto it = st.rootOf.find(v);
+        if (it != st.rootOf.end()) {
+          st.roots[static_cast<size_t>(it->second)].needsBuffer = true;
+          continue;
+        }
+        for (const ir::Value* in : v->producer()->inputs()) work.push_back(in);
+      }
+      continue;
+    }
     ASSIGN_OR_RETURN(GroupCode code, generateGroup(st, static_cast<int>(g), -1, false));
     for (int m : code.externalRoots) st.roots[static_cast<size_t>(m)].needsBuffer = true;
   }

@@ -193,13 +193,17 @@ def _compile_part(gm: torch.fx.GraphModule, name: str, opts, report: GraphReport
 
 
 def compile_aten(gm: torch.fx.GraphModule, example_inputs, opts, name: str = "graph", train: bool = False,
-                 num_mutated: int = 0, requires_grad: Optional[List[bool]] = None):
+                 num_mutated: int = 0, requires_grad: Optional[List[bool]] = None,
+                 mutated_inputs: Optional[List[int]] = None):
     """Compiles an ATen-level FX graph (nodes carry meta['val']); returns a callable taking
     the graph's flat arguments and returning its outputs as a list. train: the graph is a
     forward whose inputs may require grad: the core builds its backward (training.py);
     num_mutated: its first outputs are buffer updates (no gradient); requires_grad: per
     placeholder, the flag its real input has (the fake tensors AOT traced with lack it), so that
-    the compile done now is the one the first call selects."""
+    the compile done now is the one the first call selects; mutated_inputs: the placeholders
+    AOT's wrapper updates in place after the call (buffers), which the backward must not read
+    by reference."""
+    mutated_inputs = mutated_inputs or []
     report = GraphReport(training=train)
     reports.append(report)
     supported = _supported_ops()
@@ -221,19 +225,25 @@ def compile_aten(gm: torch.fx.GraphModule, example_inputs, opts, name: str = "gr
         try:
             compiled = _compile_part(gm, name, opts, report, train, num_mutated, requires_grad)
             report.compiled_partitions = 1
+            if train:
+                compiled.mutated = {k for k, i in enumerate(compiled.imported.tensor_inputs) if i in mutated_inputs}
             return _boxed(_trained(compiled, num_mutated) if train else compiled)
         except fx_import.Unmapped as e:
-            return _eager_whole(gm, report, opts, f"cannot import the graph: {e}", train, num_mutated)
+            return _eager_whole(gm, report, opts, f"cannot import the graph: {e}", train, num_mutated, mutated_inputs)
         except runtime._C().Error as e:
-            return _eager_whole(gm, report, opts, f"cannot compile the graph: {e}", train, num_mutated)
-    return _partitioned(gm, set(unsupported), opts, report, name, train, num_mutated)
+            return _eager_whole(gm, report, opts, f"cannot compile the graph: {e}", train, num_mutated,
+                                mutated_inputs)
+    return _partitioned(gm, set(unsupported), opts, report, name, train, num_mutated, mutated_inputs)
 
 
-def _trained(fn, num_mutated: int):
+def _trained(fn, num_mutated: int, clone: Optional[List[int]] = None):
     """A training graph's callable: AOT's inference wrapper calls it with grad disabled, so
     grad is enabled again around it (Dynamo compiled this graph for grad mode); buffer
-    updates leave detached (the wrapper copies them into the buffers)."""
+    updates leave detached (the wrapper copies them into the buffers). clone: arguments eager
+    torch gets copies of, since its autograd may save them and the wrapper then updates them."""
     def call(*args):
+        if clone:
+            args = tuple(a.clone() if k in clone else a for k, a in enumerate(args))
         with torch.enable_grad():
             outs = list(fn(*args))
         for k in range(num_mutated):
@@ -243,14 +253,15 @@ def _trained(fn, num_mutated: int):
     return call
 
 
-def _eager_whole(gm, report: GraphReport, opts, why: str, train: bool = False, num_mutated: int = 0):
+def _eager_whole(gm, report: GraphReport, opts, why: str, train: bool = False, num_mutated: int = 0,
+                 mutated_inputs: Optional[List[int]] = None):
     if not opts["fallback"]:
         raise UnsupportedOpError(f"plugsdk: {why}")
     log.warning("plugsdk: the whole graph runs in eager torch: %s", why)
     report.fallbacks.append(Fallback(op="<graph>", node="", reason=why))
     report.eager_partitions = 1
     eager = _eager_callable(gm)
-    return _boxed(_trained(eager, num_mutated) if train else eager)
+    return _boxed(_trained(eager, num_mutated, mutated_inputs) if train else eager)
 
 
 def _as_tuple(v):
@@ -258,7 +269,7 @@ def _as_tuple(v):
 
 
 def _partitioned(gm: torch.fx.GraphModule, unsupported: set, opts, report: GraphReport, name: str,
-                 train: bool = False, num_mutated: int = 0):
+                 train: bool = False, num_mutated: int = 0, mutated_inputs: Optional[List[int]] = None):
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
     from torch.fx.passes.operator_support import OperatorSupportBase
 
@@ -287,7 +298,7 @@ def _partitioned(gm: torch.fx.GraphModule, unsupported: set, opts, report: Graph
     report.eager_partitions += sum(1 for n in fused.graph.nodes if n.op == "call_function")
     fused.recompile()
     call = lambda *args: list(_as_tuple(fused(*args)))  # noqa: E731
-    return _boxed(_trained(call, num_mutated) if train else call)
+    return _boxed(_trained(call, num_mutated, mutated_inputs) if train else call)
 
 
 def _single_output(gm: torch.fx.GraphModule) -> bool:
@@ -334,9 +345,9 @@ def plugsdk_backend(gm: torch.fx.GraphModule, example_inputs, mode: Optional[str
 
     def fw_compiler(aten_gm: torch.fx.GraphModule, fake_inputs):
         counter["n"] += 1
-        mutated = _num_mutated_outputs() if train else 0
+        mutated, mutated_inputs = _mutations() if train else (0, [])
         return compile_aten(aten_gm, fake_inputs, opts, name=f"forward{counter['n']}", train=train,
-                            num_mutated=mutated, requires_grad=flags)
+                            num_mutated=mutated, requires_grad=flags, mutated_inputs=mutated_inputs)
 
     def bw_compiler(aten_gm: torch.fx.GraphModule, fake_inputs):
         counter["n"] += 1
@@ -349,13 +360,16 @@ def plugsdk_backend(gm: torch.fx.GraphModule, example_inputs, mode: Optional[str
         return aot_module_simplified(gm, example_inputs, fw_compiler=fw_compiler, decompositions=_decompositions())
 
 
-def _num_mutated_outputs() -> int:
-    """How many of the graph's first outputs are inputs' new values (AOT's metadata)."""
+def _mutations():
+    """(how many of the graph's first outputs are inputs' new values, the indices of those
+    inputs) from AOT's metadata."""
     from torch._guards import TracingContext
 
     tc = TracingContext.try_get()
     meta = getattr(tc, "fw_metadata", None) if tc is not None else None
-    return int(getattr(meta, "num_mutated_inp_runtime_indices", 0)) if meta is not None else 0
+    if meta is None:
+        return 0, []
+    return int(meta.num_mutated_inp_runtime_indices), list(meta.mutated_inp_runtime_indices)
 
 
 _decomposition_table = None

@@ -40,7 +40,9 @@ class _CompiledStep(torch.autograd.Function):
         outs = _run(artifact, ins, graph.out_device)
         n = len(outs) - bw.num_saved
         fw, saved = outs[:n], outs[n:]
-        ctx.save_for_backward(*[ins[i] for i in bw.saved_inputs], *saved)
+        # an input the caller updates in place after this call (a buffer) is saved as a copy
+        mutated = graph.mutated
+        ctx.save_for_backward(*[ins[i].clone() if i in mutated else ins[i] for i in bw.saved_inputs], *saved)
         ctx.bw = bw
         ctx.device = graph.out_device
         ctx.out_meta = [(t.shape, t.dtype) for t in fw]
@@ -76,6 +78,8 @@ class _CompiledStep(torch.autograd.Function):
 class TrainingGraph(CompiledGraph):
     """A CompiledGraph whose artifacts are training pairs when its inputs require grad (the
     core's guards include requires_grad, so a call without grad gets an inference artifact)."""
+
+    mutated: set = set()  # tensor-input positions AOT's wrapper updates in place after the call
 
     def select(self, ins, requires_grad=None):
         """requires_grad: per input, overrides the tensors' flags (fake tensors lack them)."""
