@@ -1,7 +1,6 @@
 // VJPs of the reductions, gather and scatter; the generators and arg-reductions have none.
-// sum broadcasts back; amax and amin share g evenly among the elements that attain the
-// extreme (PyTorch's rule); prod is exact with zeros (the product of the others, not
-// prod / a); gather scatter-adds back; scatter routes g to a where src did not overwrite it.
+// sum broadcasts back; amax and amin route g to the first element attaining the extreme; prod is exact with zeros (the
+// product of the others, not prod / a); gather scatter-adds back; scatter routes g to a where src did not overwrite it.
 #include "core/autograd/vjp_util.h"
 
 namespace plugsdk::autograd {
@@ -29,13 +28,30 @@ Result sumVjp(Emitter& e, const VjpCall& c) {
   return grads(e, c, {expandBack(e, c.cotangent(), a, c.getInts("dims"))});
 }
 
-/// amax / amin: g / (number of elements equal to the extreme) at each of them.
+/// amax / amin: g goes to the first element attaining the extreme (argmax / argmin), as
+/// torch's max_pool2d and max(dim) route it; torch.amax splits a tie evenly instead, which
+/// differs only on exact ties. An index, not an equality test against the saved extreme: a
+/// backward that recomputes the input (the partitioner may) need not reproduce it bit for bit.
 Result extremeVjp(Emitter& e, const VjpCall& c) {
   V a = c.input(0), g = c.cotangent();
   const std::vector<int64_t> dims = c.getInts("dims");
-  V hit = e.binary("eq", a, expandBack(e, c.output(), a, dims));
-  V count = e.sum(e.convert(hit, e.dtype(a)), dims);
-  return grads(e, c, {e.where(hit, expandBack(e, e.div(g, count), a, dims), constant(e, 0.0, a))});
+  const int rank = e.rank(a);
+  std::vector<int64_t> order = keptDims(rank, dims), inverse(static_cast<size_t>(rank));
+  order.insert(order.end(), dims.begin(), dims.end());
+  for (size_t i = 0; i < order.size(); ++i) inverse[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  V moved = e.permute(a, order);
+  Shape flat(e.shape(moved).begin(), e.shape(moved).begin() + static_cast<std::ptrdiff_t>(rank - dims.size()));
+  SymExpr reduced(1);
+  for (int64_t d : dims) reduced = reduced * e.shape(a)[static_cast<size_t>(d)];
+  flat.push_back(reduced);
+  V rows = e.reshape(moved, flat);
+  const auto last = static_cast<int64_t>(flat.size() - 1);
+  V index = e.op(c.op() == "prims.amax" ? "prims.argmax" : "prims.argmin", {rows}, {{"dim", Attribute::fromInt(last)}});
+  std::vector<int64_t> lead;
+  for (int64_t d = 0; d < last; ++d) lead.push_back(d);
+  V hit = e.binary("eq", e.broadcastInDim(e.iota(reduced), flat, {last}), e.broadcastInDim(index, flat, lead));
+  V spread = e.where(hit, e.broadcastInDim(g, flat, lead), constant(e, 0.0, a));
+  return grads(e, c, {e.permute(e.reshape(spread, e.shape(moved)), inverse)});
 }
 
 /// d prod / d a_i = the product of the other elements: prod / a_i where a_i != 0; where a_i

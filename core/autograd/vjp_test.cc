@@ -192,6 +192,14 @@ std::vector<Case> cases() {
   %y = prims.convolution(%x, %w) {dilation = [1, 1], groups = 1, output_padding = [0, 0], padding = [1, 1], stride = [2, 2], transposed = false}
   return %y
 })"));
+  out.push_back(graph("convolution_strided_even_input", R"((%x: f64[2, 2, 6, 6], %w: f64[3, 2, 3, 3]) {
+  %y = prims.convolution(%x, %w) {dilation = [1, 1], groups = 1, output_padding = [0, 0], padding = [1, 1], stride = [2, 2], transposed = false}
+  return %y
+})"));
+  out.push_back(graph("convolution_1x1_strided", R"((%x: f64[2, 2, 6, 6], %w: f64[3, 2, 1, 1]) {
+  %y = prims.convolution(%x, %w) {dilation = [1, 1], groups = 1, output_padding = [0, 0], padding = [0, 0], stride = [2, 2], transposed = false}
+  return %y
+})"));
   out.push_back(graph("convolution_grouped_dilated", R"((%x: f64[1, 4, 7, 6], %w: f64[4, 2, 2, 3]) {
   %y = prims.convolution(%x, %w) {dilation = [2, 1], groups = 2, output_padding = [0, 0], padding = [1, 0], stride = [1, 2], transposed = false}
   return %y
