@@ -145,7 +145,7 @@ std::unordered_set<const ir::Value*> chooseSaved(const JointGraph& j, const Clas
   net.maxFlow(source, sink);
   const std::vector<bool>& s = net.sourceSide();
   for (const auto& [v, in] : id)
-    if (s[static_cast<size_t>(in)] && !s[static_cast<size_t>(in + 1)]) saved.insert(v);
+    if (s[static_cast<size_t>(in)] && !s[static_cast<size_t>(in) + 1]) saved.insert(v);
   return saved;
 }
 

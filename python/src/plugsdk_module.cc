@@ -77,7 +77,7 @@ plugin::TensorArg tensorArg(const TensorTuple& t) {
 }
 
 std::vector<std::vector<int64_t>> outputShapes(const plugin::DeviceProgram& p,
-                                              const std::vector<std::pair<std::string, std::vector<int64_t>>>& ins) {
+                                               const std::vector<std::pair<std::string, std::vector<int64_t>>>& ins) {
   std::vector<sched::InputShape> shapes;
   for (const auto& [dt, shape] : ins) shapes.push_back({dtypeOf(dt), shape});
   return take(p.outputShapes(shapes));
