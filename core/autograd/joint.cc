@@ -12,15 +12,12 @@
 namespace plugsdk::autograd {
 namespace {
 
-/// A name for a new input not used in `g` ("tangent_y", "tangent_y_1", ...).
-std::string uniqueName(const ir::Graph& g, const std::unordered_set<std::string>& taken, const std::string& base) {
-  std::unordered_set<std::string> used = taken;
-  for (const ir::Value* v : g.inputs()) used.insert(v->name());
-  for (const auto& n : g.nodes())
-    for (const ir::Value* o : n->outputs()) used.insert(o->name());
-  if (!used.count(base)) return base;
-  for (int i = 1;; ++i)
-    if (!used.count(base + "_" + std::to_string(i))) return base + "_" + std::to_string(i);
+/// A name not in `used` ("tangent_y", "tangent_y_1", ...), which it then takes.
+std::string uniqueName(std::unordered_set<std::string>& used, const std::string& base) {
+  std::string name = base;
+  for (int i = 1; used.count(name); ++i) name = base + "_" + std::to_string(i);
+  used.insert(name);
+  return name;
 }
 
 bool sameType(const ir::Context& ctx, const ir::TensorType& a, const ir::TensorType& b) {
@@ -84,14 +81,15 @@ StatusOr<JointGraph> buildJoint(const ir::Context& ctx, const ir::Graph& prims, 
   decomp::Decomposer decomposer(ctx, rules, decompOptions);
   decomp::Emitter sum(ctx, g, decomposer);
   auto accumulate = [&](const ir::Value* v, V c) { cot[v] = cot.count(v) ? sum.add(cot[v], c) : c; };
-  std::unordered_set<std::string> taken;
+  std::unordered_set<std::string> taken;  // every value name of the forward
+  for (const ir::Value* v : g.inputs()) taken.insert(v->name());
+  for (const auto& n : g.nodes())
+    for (const ir::Value* o : n->outputs()) taken.insert(o->name());
   for (size_t i = 0; i < prims.outputs().size(); ++i) {
     const ir::Value* o = prims.outputs()[i];
     const bool wanted = spec.differentiableOutputs.empty() || spec.differentiableOutputs[i];
     if (!wanted || !needsGrad.count(o)) continue;
-    const std::string name = uniqueName(g, taken, "tangent_" + o->name());
-    taken.insert(name);
-    accumulate(o, g.addInput(name, o->type()));
+    accumulate(o, g.addInput(uniqueName(taken, "tangent_" + o->name()), o->type()));
     j.tangentOf.push_back(static_cast<int>(i));
   }
 
@@ -146,8 +144,7 @@ StatusOr<JointGraph> buildJoint(const ir::Context& ctx, const ir::Graph& prims, 
     auto c = cot.find(fin[i]);
     if (c == cot.end()) continue;
     outputs.push_back(c->second);
-    names.push_back(uniqueName(g, taken, "grad_" + fin[i]->name()));
-    taken.insert(names.back());
+    names.push_back(uniqueName(taken, "grad_" + fin[i]->name()));
     j.gradOf.push_back(static_cast<int>(i));
   }
   g.setOutputs(std::move(outputs));

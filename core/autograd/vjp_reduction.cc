@@ -1,6 +1,7 @@
 // VJPs of the reductions, gather and scatter; the generators and arg-reductions have none.
-// sum broadcasts back; amax and amin route g to the first element attaining the extreme; prod is exact with zeros (the
-// product of the others, not prod / a); gather scatter-adds back; scatter routes g to a where src did not overwrite it.
+// sum broadcasts back; amax and amin route g to the first element attaining the extreme;
+// prod is exact with zeros (the product of the others, not prod / a); gather scatter-adds
+// back; scatter routes g to a where src did not overwrite it.
 #include "core/autograd/vjp_util.h"
 
 namespace plugsdk::autograd {
