@@ -155,6 +155,8 @@ void addConvolution(Suite& s) {
       {"2d_transposed", {1, 4, 5, 7}, {4, 3, 3, 3}, {2, 2}, {1, 0}, {1, 1}, {1, 0}, 1, true},
       {"1d_transposed_groups_dilation", {1, 4, 9}, {4, 2, 3}, {3}, {1}, {2}, {2}, 2, true},
       {"3d_transposed", {1, 2, 3, 4, 5}, {2, 3, 2, 2, 2}, {2, 1, 2}, {0, 1, 0}, {1, 1, 1}, {1, 0, 0}, 1, true},
+      {"2d_transposed_channels_last", {2, 5, 7, 4}, {4, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 1, true, true},
+      {"2d_transposed_groups_batch", {3, 6, 6, 5}, {6, 2, 3, 2}, {2, 1}, {1, 0}, {1, 2}, {1, 0}, 3, true},
   };
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64, DType::kI32}) {
     const bool fl = ir::isFloating(t);

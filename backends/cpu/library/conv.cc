@@ -1,7 +1,7 @@
-// prims.convolution on the CPU. Non-transposed f32 / f16 / bf16 convolutions run as im2col
-// + GEMM per image and group (a 1x1, stride-1, unpadded f32 convolution reads its input in
-// place); everything else (transposed, f64, integers) as direct loops in double or
-// wrapping int64, parallel over output channels. Spatial ranks 1 and 2 are run as rank 3
+// prims.convolution on the CPU. f32 / f16 / bf16 convolutions run as im2col + GEMM per image
+// and group (a 1x1, stride-1, unpadded f32 convolution reads its input in place), transposed
+// ones as GEMM + col2im (the input gradients of training); f64 and integers as direct loops
+// in double or wrapping int64, parallel over (image, output channel). Spatial ranks 1 and 2 are run as rank 3
 // with leading unit dims.
 #include <oneapi/tbb/parallel_for.h>
 
@@ -10,6 +10,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "backends/cpu/library/library_ops.h"
 #include "backends/cpu/runtime/launch.h"
@@ -76,12 +79,26 @@ int64_t xAt(const Geometry& g, const TensorRef& x, int64_t n, int64_t c, int64_t
   return x.offset + n * g.xs[0] + c * g.xs[1] + i0 * g.xs[2] + i1 * g.xs[3] + i2 * g.xs[4];
 }
 
-/// Direct convolution (transposed too) in double or wrapping int64: out is accumulated in a
-/// row-major temporary, then stored.
+/// The positions t in [0, count) where first + t * step lies in [0, limit): [lo, hi).
+std::pair<int64_t, int64_t> insideRange(int64_t first, int64_t step, int64_t limit, int64_t count) {
+  int64_t lo = first >= 0 ? 0 : (-first + step - 1) / step;
+  int64_t hi = first >= limit ? 0 : (limit - first + step - 1) / step;
+  lo = std::min(lo, count);
+  return {lo, std::clamp(hi, lo, count)};
+}
+
+/// Direct convolution (transposed too) in double or wrapping int64, parallel over (image,
+/// output channel); the accumulator is that channel's output plane. A convolution reads
+/// x[i] for out[y] with i = y * stride - pad + k * dil (a gather over output positions); a
+/// transposed one adds x[i] * w into out[y] at the same relation read the other way (a scatter
+/// over input positions). Either way the innermost loop runs over a range of the last spatial
+/// dim computed once, with no per-element division or bounds test.
 sdk::Status direct(const Geometry& g, const TensorRef& x, const TensorRef& w, const TensorRef& out, bool transposed,
                    tbb::task_arena& arena) {
   const bool fp = isFloatDtype(x.dtype);
   const int64_t cg = g.c / g.groups, og = g.o / g.groups, P = g.outP();
+  const std::array<int64_t, 3>& rows = transposed ? g.in : g.out;  // the positions the loops walk
+  const double* xd = x.dtype == PLUGSDK_DTYPE_F64 ? reinterpret_cast<const double*>(x.base) : nullptr;
   arena.execute([&] {
     tbb::parallel_for(int64_t{0}, g.n * g.o, [&](int64_t no) {
       const int64_t n = no / g.o, o = no % g.o, grp = o / og, oi = o % og;
@@ -96,34 +113,36 @@ sdk::Status direct(const Geometry& g, const TensorRef& x, const TensorRef& w, co
               const int64_t wAt = w.offset + (transposed ? c * g.ws[0] + oi * g.ws[1] : o * g.ws[0] + ci * g.ws[1]) +
                                   k0 * g.ws[2] + k1 * g.ws[3] + k2 * g.ws[4];
               const double wf = fp ? loadDouble(w.base, w.dtype, wAt) : 0;
-              const int64_t wi = fp ? 0 : loadInt(w.base, w.dtype, wAt);
-              for (int64_t p = 0; p < P; ++p) {
-                const int64_t y[3] = {p / (g.out[1] * g.out[2]), (p / g.out[2]) % g.out[1], p % g.out[2]};
-                int64_t i[3];
-                bool inside = true;
-                const int64_t kk[3] = {k0, k1, k2};
-                for (int d = 0; d < 3 && inside; ++d) {
-                  if (!transposed) {
-                    i[d] = y[d] * g.stride[d] - g.pad[d] + kk[d] * g.dil[d];
+              const uint64_t wi = fp ? 0 : static_cast<uint64_t>(loadInt(w.base, w.dtype, wAt));
+              const int64_t off[3] = {k0 * g.dil[0] - g.pad[0], k1 * g.dil[1] - g.pad[1], k2 * g.dil[2] - g.pad[2]};
+              for (int64_t r0 = 0; r0 < rows[0]; ++r0)
+                for (int64_t r1 = 0; r1 < rows[1]; ++r1) {
+                  // Gather: r is the output position y, the input is i = r * s + off. Scatter:
+                  // r is the input position i, the output is y = r * s + off.
+                  const int64_t a0 = r0 * g.stride[0] + off[0], a1 = r1 * g.stride[1] + off[1];
+                  const std::array<int64_t, 3>& other = transposed ? g.out : g.in;
+                  if (a0 < 0 || a0 >= other[0] || a1 < 0 || a1 >= other[1]) continue;
+                  const auto [lo, hi] = insideRange(off[2], g.stride[2], other[2], rows[2]);
+                  const int64_t i0 = transposed ? r0 : a0, i1 = transposed ? r1 : a1;
+                  const int64_t y0 = transposed ? a0 : r0, y1 = transposed ? a1 : r1;
+                  const int64_t xRow = xAt(g, x, n, c, i0, i1, 0), accRow = (y0 * g.out[1] + y1) * g.out[2];
+                  // x[t] feeds acc[t]: the input and accumulator indices of range position t.
+                  const int64_t xStep = (transposed ? 1 : g.stride[2]) * g.xs[4],
+                                xFirst = xRow + (transposed ? 0 : off[2]) * g.xs[4];
+                  const int64_t accStep = transposed ? g.stride[2] : 1, accFirst = accRow + (transposed ? off[2] : 0);
+                  if (xd) {
+                    for (int64_t t = lo; t < hi; ++t)
+                      accF[static_cast<size_t>(accFirst + t * accStep)] += xd[xFirst + t * xStep] * wf;
+                  } else if (fp) {
+                    for (int64_t t = lo; t < hi; ++t)
+                      accF[static_cast<size_t>(accFirst + t * accStep)] +=
+                          loadDouble(x.base, x.dtype, xFirst + t * xStep) * wf;
                   } else {
-                    // y = i * stride - pad + k * dil  =>  i = (y + pad - k * dil) / stride, exactly.
-                    const int64_t t = y[d] + g.pad[d] - kk[d] * g.dil[d];
-                    if (t < 0 || t % g.stride[d] != 0) {
-                      inside = false;
-                      break;
-                    }
-                    i[d] = t / g.stride[d];
+                    for (int64_t t = lo; t < hi; ++t)
+                      accI[static_cast<size_t>(accFirst + t * accStep)] +=
+                          static_cast<uint64_t>(loadInt(x.base, x.dtype, xFirst + t * xStep)) * wi;
                   }
-                  inside = i[d] >= 0 && i[d] < g.in[d];
                 }
-                if (!inside) continue;
-                const int64_t xi = xAt(g, x, n, c, i[0], i[1], i[2]);
-                if (fp)
-                  accF[static_cast<size_t>(p)] += loadDouble(x.base, x.dtype, xi) * wf;
-                else
-                  accI[static_cast<size_t>(p)] +=
-                      static_cast<uint64_t>(loadInt(x.base, x.dtype, xi)) * static_cast<uint64_t>(wi);
-              }
             }
       }
       for (int64_t p = 0; p < P; ++p) {
@@ -137,6 +156,11 @@ sdk::Status direct(const Geometry& g, const TensorRef& x, const TensorRef& w, co
     });
   });
   return sdk::Status::ok();
+}
+
+/// The share of a GEMM's column panels (nr wide) that `cols` columns fill.
+double panelFill(int64_t cols, int64_t nr) {
+  return static_cast<double>(cols) / static_cast<double>((cols + nr - 1) / nr * nr);
 }
 
 /// The im2col matrix of one group, packed for the GEMM straight from the input: B(k, j) is
@@ -265,7 +289,7 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
   // columns, one GEMM of N * P columns into a temporary, each block copied out (from L2)
   // as it finishes.
   const int64_t nr = ctx.gemm->shape.nr;
-  auto fill = [&](int64_t cols) { return static_cast<double>(cols) / static_cast<double>((cols + nr - 1) / nr * nr); };
+  auto fill = [nr](int64_t cols) { return panelFill(cols, nr); };
   const bool fold = !pointwise && outDirect && g.n > 1 && fill(P) < 0.95 && fill(g.n * P) > fill(P);
   float* ftemp = fold ? static_cast<float*>(ctx.scratch->get(4, static_cast<size_t>(og * g.n * P) * 4)) : nullptr;
   if (fold && !ftemp) return sdk::resourceExhausted("convolution: no memory for its folded result");
@@ -332,6 +356,119 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
   return sdk::Status::ok();
 }
 
+/// Transposed convolution as GEMM + col2im. Per group, a chunk of images is one batched
+/// GEMM: the columns cols[(oi, q), p] = sum_ci w[grp * cg + ci, oi, q] * x[n, grp * cg + ci, p]
+/// over input positions p ([og * kvol, cg] @ [cg, P_in], the weights read in place when each
+/// [oi, q...] block is row-major; few positions per image fold the images into the columns).
+/// Then each column adds into the output positions
+/// y = p * stride - pad + q * dil it reaches (col2im), parallel over (image, output channel),
+/// each task owning its output plane, accumulated in f32 like the GEMM.
+sdk::Status transposedViaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, const TensorRef& out,
+                              const LibraryContext& ctx) {
+  const int64_t cg = g.c / g.groups, og = g.o / g.groups, kv = g.kVol(), M = og * kv, Pin = g.inP(), Pout = g.outP();
+  const bool wFlat = g.ws[4] == 1 && g.ws[3] == g.k[2] && g.ws[2] == g.k[1] * g.k[2] && g.ws[1] == kv;
+  const bool xFlat = g.xs[4] == 1 && g.xs[3] == g.in[2] && g.xs[2] == g.in[1] * g.in[2];
+  // Images per GEMM: a chunk's columns stay under 8 Mi floats (32 MiB).
+  const int64_t chunk = std::clamp<int64_t>((int64_t{8} << 20) / std::max<int64_t>(1, M * Pin), 1, g.n);
+  const size_t colBytes = static_cast<size_t>(chunk * M * Pin) * sizeof(float);
+  float* wcopy = wFlat ? nullptr : static_cast<float*>(ctx.scratch->get(2, static_cast<size_t>(g.c * M) * 4));
+  float* cols = static_cast<float*>(ctx.scratch->get(5, colBytes));
+  if (!cols || (!wFlat && !wcopy))
+    return sdk::resourceExhausted("transposed convolution: no memory for its columns (" + std::to_string(colBytes) +
+                                  " bytes)");
+  if (!wFlat)
+    for (int64_t c = 0; c < g.c; ++c)
+      for (int64_t oi = 0; oi < og; ++oi)
+        for (int64_t q = 0; q < kv; ++q)
+          wcopy[(c * og + oi) * kv + q] =
+              static_cast<float>(loadDouble(w.base, w.dtype,
+                                            w.offset + c * g.ws[0] + oi * g.ws[1] + (q / (g.k[1] * g.k[2])) * g.ws[2] +
+                                                ((q / g.k[2]) % g.k[1]) * g.ws[3] + (q % g.k[2]) * g.ws[4]));
+  const bool outF32 =
+      out.dtype == PLUGSDK_DTYPE_F32 && g.os[4] == 1 && g.os[3] == g.out[2] && g.os[2] == g.out[1] * g.out[2];
+  const int64_t nr = ctx.gemm->shape.nr;
+  auto fill = [nr](int64_t cols) { return panelFill(cols, nr); };
+  for (int64_t grp = 0; grp < g.groups; ++grp)
+    for (int64_t n0 = 0; n0 < g.n; n0 += chunk) {
+      const int64_t nb = std::min(chunk, g.n - n0);
+      GemmProblem pr;
+      pr.batch = nb;
+      pr.m = M;
+      pr.n = Pin;
+      pr.k = cg;
+      if (wFlat)
+        pr.a = {w.base + (w.offset + grp * cg * g.ws[0]) * dtypeBytes(w.dtype), gemmElementOf(w.dtype), 1, g.ws[0], 0};
+      else
+        pr.a = {wcopy + grp * cg * M, GemmElement::kF32, 1, M, 0};
+      // Few input positions per image (deep layers: 1 x 1, 2 x 2) fill the micro-kernel's
+      // column panels badly: the chunk's images are then folded into the columns, j = (b, p).
+      const bool fold = nb > 1 && fill(Pin) < 0.95 && fill(nb * Pin) > fill(Pin);
+      if (xFlat && !fold) {
+        pr.b = {x.base + xAt(g, x, n0, grp * cg, 0, 0, 0) * dtypeBytes(x.dtype), gemmElementOf(x.dtype), g.xs[1], 1,
+                g.xs[0]};
+      } else {
+        if (fold) {
+          pr.batch = 1;
+          pr.n = nb * Pin;
+        }
+        pr.b.pack = [&, grp, n0, fold](int64_t b, int64_t k0, int64_t depth, int64_t j0, int64_t count, int width,
+                                       float* dst) {
+          const int64_t panels = (count + width - 1) / width;
+          for (int64_t p = 0; p < panels; ++p)
+            for (int64_t i = 0; i < width; ++i) {
+              const int64_t j = j0 + p * width + i, img = n0 + (fold ? j / Pin : b), q = fold ? j % Pin : j;
+              const bool real = p * width + i < count;
+              const int64_t at =
+                  real ? xAt(g, x, img, grp * cg + k0, q / (g.in[1] * g.in[2]), (q / g.in[2]) % g.in[1], q % g.in[2])
+                       : 0;
+              for (int64_t kk = 0; kk < depth; ++kk)
+                dst[(p * depth + kk) * width + i] =
+                    real ? static_cast<float>(loadDouble(x.base, x.dtype, at + kk * g.xs[1])) : 0.0f;
+            }
+        };
+      }
+      pr.c = cols;
+      pr.ldc = pr.n;
+      pr.batchStrideC = M * Pin;
+      GemmOptions opt;
+      opt.arena = ctx.arena;
+      sdk::Status st = gemm(*ctx.gemm, pr, opt);
+      if (!st.isOk()) return st;
+      ctx.arena->execute([&] {
+        tbb::parallel_for(int64_t{0}, nb * og, [&](int64_t task) {
+          const int64_t b = task / og, oi = task % og, o = grp * og + oi;
+          std::vector<float> acc(static_cast<size_t>(Pout), 0.0f);
+          for (int64_t q = 0; q < kv; ++q) {
+            const int64_t off[3] = {(q / (g.k[1] * g.k[2])) * g.dil[0] - g.pad[0],
+                                    ((q / g.k[2]) % g.k[1]) * g.dil[1] - g.pad[1], (q % g.k[2]) * g.dil[2] - g.pad[2]};
+            const int64_t m = oi * kv + q;
+            const float* col = fold ? cols + m * nb * Pin + b * Pin : cols + (b * M + m) * Pin;
+            const auto [lo, hi] = insideRange(off[2], g.stride[2], g.out[2], g.in[2]);
+            for (int64_t i0 = 0; i0 < g.in[0]; ++i0)
+              for (int64_t i1 = 0; i1 < g.in[1]; ++i1) {
+                const int64_t y0 = i0 * g.stride[0] + off[0], y1 = i1 * g.stride[1] + off[1];
+                if (y0 < 0 || y0 >= g.out[0] || y1 < 0 || y1 >= g.out[1]) continue;
+                float* row = acc.data() + (y0 * g.out[1] + y1) * g.out[2] + off[2];
+                const float* src = col + (i0 * g.in[1] + i1) * g.in[2];
+                for (int64_t t = lo; t < hi; ++t) row[t * g.stride[2]] += src[t];
+              }
+          }
+          const int64_t base = out.offset + (n0 + b) * g.os[0] + o * g.os[1];
+          if (outF32) {
+            std::memcpy(reinterpret_cast<float*>(out.base) + base, acc.data(), static_cast<size_t>(Pout) * 4);
+            return;
+          }
+          for (int64_t p = 0; p < Pout; ++p)
+            storeDouble(out.base, out.dtype,
+                        base + (p / (g.out[1] * g.out[2])) * g.os[2] + ((p / g.out[2]) % g.out[1]) * g.os[3] +
+                            (p % g.out[2]) * g.os[4],
+                        acc[static_cast<size_t>(p)]);
+        });
+      });
+    }
+  return sdk::Status::ok();
+}
+
 }  // namespace
 
 sdk::Status runConvolution(const TensorRef& x, const TensorRef& w, const TensorRef& out, const Attributes& attrs,
@@ -344,7 +481,7 @@ sdk::Status runConvolution(const TensorRef& x, const TensorRef& w, const TensorR
   const bool floatPath =
       (x.dtype == PLUGSDK_DTYPE_F32 || x.dtype == PLUGSDK_DTYPE_F16 || x.dtype == PLUGSDK_DTYPE_BF16) &&
       out.dtype != PLUGSDK_DTYPE_F64 && isFloatDtype(out.dtype);
-  if (!*transposed && floatPath) return viaGemm(*g, x, w, out, ctx);
+  if (floatPath) return *transposed ? transposedViaGemm(*g, x, w, out, ctx) : viaGemm(*g, x, w, out, ctx);
   return direct(*g, x, w, out, *transposed, *ctx.arena);
 }
 
