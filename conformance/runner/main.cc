@@ -27,7 +27,7 @@ using Clock = std::chrono::steady_clock;
 
 /// Tier names an expectations file may claim: the documented ones and any the suite has.
 std::set<std::string> knownTiers(const Suite& suite) {
-  std::set<std::string> t = {"abi", "op", "fusion", "model", "dynamic", "fuzz"};
+  std::set<std::string> t = {"abi", "op", "fusion", "model", "autograd", "dynamic", "fuzz"};
   for (const Case& c : suite.cases()) t.insert(c.tier);
   return t;
 }

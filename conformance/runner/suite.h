@@ -36,7 +36,7 @@ struct Outcome {
 };
 
 struct Case {
-  std::string tier;  ///< "abi", "op", "fusion", "model", "dynamic"
+  std::string tier;  ///< "abi", "op", "fusion", "model", "autograd", "dynamic", "fuzz"
   std::string name;  ///< unique within the suite: "abi.memory.roundtrip.4096"
   std::function<Outcome(const CaseContext&)> run;
 };
@@ -65,6 +65,10 @@ void addModelCases(Suite& suite);
 /// The fusion tier (fusion_cases.cc): programs exercising each fusion rule.
 void addFusionCases(Suite& suite);
 
+/// The autograd tier (autograd_cases.cc): the model graphs' training programs (the forward
+/// that saves, the backward that reads) vs the reference executor.
+void addAutogradCases(Suite& suite);
+
 /// The dynamic tier (dynamic_cases.cc): kernels with symbolic sizes at several concrete sizes.
 void addDynamicCases(Suite& suite);
 
@@ -78,6 +82,7 @@ inline Suite makeSuite() {
   addOpCases(s);
   addFusionCases(s);
   addModelCases(s);
+  addAutogradCases(s);
   addDynamicCases(s);
   addFuzzCases(s);
   return s;

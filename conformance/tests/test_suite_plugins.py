@@ -3,7 +3,8 @@
 - the reference executor as a plugin (conformance/reference_backend) must be certified for
   every tier the runner has;
 - libplugsdk_broken_tile.so (the minimal sample built with MINIMAL_BREAK_LAST_TILE: the
-  innermost loop skips its partial last tile of 8) must fail the model tier, naming an element;
+  innermost loop skips its partial last tile of 8) must fail the model and autograd tiers,
+  naming an element;
 - libplugsdk_broken_rounding.so (MINIMAL_BREAK_ROUNDING: casts to f16 and bf16 round toward
   zero) must fail the op tier once there is one; that its casts really are wrong is shown
   here directly, next to the shipped sample's correct ones.
@@ -91,6 +92,15 @@ def test_broken_tile_fails_the_model_tier(tmp_path: pathlib.Path):
     # a lost element is reported as that element, device value next to the reference's
     assert any(re.search(r"output \d+ element \d+: .* vs reference ", c["error"]) for c in failed), failed
     assert "rerun: plugsdk-conformance --plugin " + str(BROKEN_TILE) in r.stdout
+
+
+def test_broken_tile_fails_the_autograd_tier(tmp_path: pathlib.Path):
+    # the training programs' kernels lose their partial tiles too: forward and backward cases
+    # of the f32 and f64 graphs fail, each naming an element against the reference
+    r = run("--plugin", str(BROKEN_TILE), "--tier", "autograd", "--report", str(tmp_path))
+    assert r.returncode == 1, r.stdout + r.stderr
+    failed = {c["name"] for c in report(tmp_path)["cases"] if c["status"] == "failed"}
+    assert {"autograd.resnet18.forward", "autograd.resnet18.backward", "autograd.mlp.f64.forward"} <= failed, failed
 
 
 def test_broken_tile_still_passes_the_abi_tier():

@@ -64,4 +64,4 @@ def test_case_names_are_unique_across_the_suite():
     names = r.stdout.split()
     dupes = sorted(n for n, k in collections.Counter(names).items() if k > 1)
     assert len(names) >= 4400 and not dupes, dupes[:20]
-    assert {n.split(".")[0] for n in names} == {"abi", "op", "fusion", "model", "dynamic", "fuzz"}
+    assert {n.split(".")[0] for n in names} == {"abi", "op", "fusion", "model", "autograd", "dynamic", "fuzz"}

@@ -45,7 +45,7 @@ def make(name: str):
     batch, inputs, loss, opt, gtol, ctol, dtype = CASES[name]
     model, x, _ = build(name.split("_xent")[0], batch=batch, seed=0)
     model.train().to(dtype)
-    if inputs is not None:
+    if inputs is not None and dtype != torch.float32:
         inputs = (lambda make_x: lambda b, g: make_x(b, g).to(dtype))(inputs)
     return model, batch, inputs, loss, opt, gtol, ctol, x
 
@@ -71,6 +71,9 @@ def batch_of(name, model_in, inputs, batch, gen):
 
 
 NAMES = list(CASES)
+# resnet18 in float64 costs ~1.5 s a step (the CPU plugin's float64 convolutions are direct
+# loops): its curve runs once, with the cross-entropy loss; the MSE case checks gradients.
+CURVE_NAMES = [n for n in CASES if n != "resnet18"]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -100,7 +103,7 @@ def test_gradients_match_eager(name):
     print(f"{name}: worst relative gradient error {worst:.2e}")
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", CURVE_NAMES)
 def test_fifty_steps_follow_eager_loss_curve(name):
     torch._dynamo.reset()
     backend.reports.clear()
