@@ -13,7 +13,7 @@ TOOLBOX := tools/toolbox
 export PLUGSDK_BUILD_DIR := $(CURDIR)/$(BUILD_DIR)
 export SANITIZE
 
-.PHONY: all build demo test bench bench-models lint format fuzz toolbox shell clean
+.PHONY: all build demo test bench bench-models bench-training lint format fuzz toolbox shell clean
 
 all: build
 
@@ -39,6 +39,12 @@ bench: build
 # run and compile times (cold, warm), in a table and $(BUILD_DIR)/bench_models.json.
 bench-models: build
 	$(TOOLBOX) run env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libsleef.so.3 python3 tools/bench_models.py $(BENCH_ARGS)
+
+# One training step per model (the core's autograd) against eager and inductor
+# (tools/bench_training.py): step times, first-step (compile) times, the joint graph's build
+# time and the saved bytes, in a table and $(BUILD_DIR)/bench_training.json.
+bench-training: build
+	$(TOOLBOX) run env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libsleef.so.3 python3 tools/bench_training.py $(BENCH_ARGS)
 
 lint: toolbox
 	$(TOOLBOX) run tools/lint.sh
