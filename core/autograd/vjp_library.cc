@@ -15,10 +15,24 @@ using namespace vjp;  // NOLINT(google-build-using-namespace): the rule files' v
 
 V mT(Emitter& e, V x) { return e.transpose(x, -2, -1); }
 
+/// Whether v is a rank-2 transpose (a prims.permute [1, 0]): nn.Linear's weight as used.
+bool isTransposed2d(V v) {
+  const ir::Node* n = v->producer();
+  if (!n || n->op() != "prims.permute" || !n->attr("dims")) return false;
+  return n->attr("dims")->asIntList() == std::vector<int64_t>{1, 0};
+}
+
+/// ga = g b^T and gb = a^T g. An operand that is itself a transpose (y = x W^T) gets its
+/// gradient computed transposed, gb = (g^T a)^T: the permute VJP's transpose then cancels it
+/// (Emitter::permute folds the pair) and the weight's gradient leaves the GEMM in its own
+/// layout, with no transpose kernel after it.
 Result matmulVjp(Emitter& e, const VjpCall& c) {
   V a = c.input(0), b = c.input(1), g = c.cotangent();
-  V ga = c.needs(0) ? e.op("prims.matmul", {g, mT(e, b)}) : nullptr;
-  V gb = c.needs(1) ? e.op("prims.matmul", {mT(e, a), g}) : nullptr;
+  V ga = nullptr, gb = nullptr;
+  if (c.needs(0))
+    ga = isTransposed2d(a) ? mT(e, e.op("prims.matmul", {b, mT(e, g)})) : e.op("prims.matmul", {g, mT(e, b)});
+  if (c.needs(1))
+    gb = isTransposed2d(b) ? mT(e, e.op("prims.matmul", {mT(e, g), a})) : e.op("prims.matmul", {mT(e, a), g});
   return grads(e, c, {ga, gb});
 }
 

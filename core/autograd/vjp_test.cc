@@ -188,6 +188,15 @@ std::vector<Case> cases() {
   %y = prims.matmul(%a, %b)
   return %y
 })"));
+  // transposed operands (x W^T, as nn.Linear; and X^T B): their gradients are computed
+  // transposed so that the permute's VJP cancels the transpose
+  out.push_back(graph("matmul_transposed_operands", R"((%x: f64[4, 3], %w: f64[5, 3], %b: f64[4, 2]) {
+  %wt = prims.permute(%w) {dims = [1, 0]}
+  %h = prims.matmul(%x, %wt)
+  %ht = prims.permute(%h) {dims = [1, 0]}
+  %y = prims.matmul(%ht, %b)
+  return %y
+})"));
   out.push_back(graph("convolution_strided", R"((%x: f64[2, 2, 5, 5], %w: f64[3, 2, 3, 3]) {
   %y = prims.convolution(%x, %w) {dilation = [1, 1], groups = 1, output_padding = [0, 0], padding = [1, 1], stride = [2, 2], transposed = false}
   return %y

@@ -2,6 +2,7 @@
 #include "core/decomp/emitter.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "core/decomp/decompose.h"
 #include "core/ir/shape_rules.h"
@@ -145,6 +146,14 @@ V Emitter::reshape(V a, const Shape& shape) {
 V Emitter::permute(V a, const std::vector<int64_t>& dims) {
   if (!ok() || !a) return nullptr;
   std::vector<int64_t> wrapped = wrapDims(dims, rank(a));
+  // A permute of a permute is one permute of the source (out[i] = src[inner[outer[i]]]):
+  // a transpose undone (a backward's view of a forward's view) leaves no copy behind.
+  const ir::Node* inner = a->producer();
+  if (inner && inner->op() == "prims.permute" && static_cast<int>(wrapped.size()) == rank(a) && inner->attr("dims"))
+    if (std::optional<std::vector<int64_t>> in = inner->attr("dims")->asIntList(); in && in->size() == wrapped.size()) {
+      for (int64_t& d : wrapped) d = (*in)[static_cast<size_t>(d)];
+      a = inner->inputs()[0];
+    }
   bool identity = true;
   for (size_t i = 0; i < wrapped.size(); ++i) identity = identity && wrapped[i] == static_cast<int64_t>(i);
   if (identity && static_cast<int>(wrapped.size()) == rank(a)) return a;

@@ -1,7 +1,8 @@
 """Training through the core's autograd (autograd="core", the default): gradients against
 eager torch for parameters and inputs, inputs without requires_grad, several outputs (one
 unused by the loss), view outputs, the loss inside the graph, optimizer steps between calls,
-torch.no_grad() inference (no backward built), bf16 autocast, and what explain() reports."""
+a dynamic batch, torch.no_grad() inference (no backward built), bf16 autocast, and what
+explain() reports."""
 from __future__ import annotations
 
 import copy
@@ -161,6 +162,28 @@ def test_optimizer_steps_between_calls_match_eager(opt):
                                    msg=lambda m: f"step {step}: {m}")
     info = plugsdk.cache_info()
     assert info["compiles"] == 1 and info["eager_calls"] == 0, info
+
+
+def test_a_dynamic_batch_trains_with_one_symbolic_compile():
+    # dynamic=True: Dynamo marks the batch symbolic, the core builds one training pair with a
+    # symbolic batch (the backward binds the symbol from a saved input) and every batch size
+    # runs it; gradients match eager at each size
+    fresh()
+    torch.manual_seed(0)
+    model = WithLoss()
+    ref = copy.deepcopy(model)
+    f = torch.compile(model, backend="plugsdk", dynamic=True)
+    gen = torch.Generator().manual_seed(4)
+    for batch in (5, 9, 2, 16):
+        x, t = torch.randn(batch, 32, generator=gen), torch.randint(0, 8, (batch,), generator=gen)
+        model.zero_grad()
+        ref.zero_grad()
+        f(x, t).backward()
+        ref(x, t).backward()
+        assert_grads_match(model, ref)
+    info = plugsdk.cache_info()
+    assert info["compiles"] == 1 and info["eager_calls"] == 0, info
+    core_trained()
 
 
 def test_no_grad_inference_builds_no_backward():

@@ -158,6 +158,19 @@ sdk::Status direct(const Geometry& g, const TensorRef& x, const TensorRef& w, co
   return sdk::Status::ok();
 }
 
+/// The weights [d0, d1, k...] (either layout: [O, C/groups, k...] or, transposed,
+/// [C, O/groups, k...]) copied row-major into f32, for a GEMM operand read in place.
+void copyWeights(const Geometry& g, const TensorRef& w, float* dst) {
+  const int64_t d0 = w.shape[0], d1 = w.shape[1], kv = g.kVol();
+  for (int64_t i = 0; i < d0; ++i)
+    for (int64_t j = 0; j < d1; ++j)
+      for (int64_t q = 0; q < kv; ++q)
+        dst[(i * d1 + j) * kv + q] =
+            static_cast<float>(loadDouble(w.base, w.dtype,
+                                          w.offset + i * g.ws[0] + j * g.ws[1] + (q / (g.k[1] * g.k[2])) * g.ws[2] +
+                                              ((q / g.k[2]) % g.k[1]) * g.ws[3] + (q % g.k[2]) * g.ws[4]));
+}
+
 /// The share of a GEMM's column panels (nr wide) that `cols` columns fill.
 double panelFill(int64_t cols, int64_t nr) {
   return static_cast<double>(cols) / static_cast<double>((cols + nr - 1) / nr * nr);
@@ -262,14 +275,7 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
   float* ctemp = outDirect ? nullptr : static_cast<float*>(ctx.scratch->get(3, static_cast<size_t>(g.n * og * P) * 4));
   if ((!wFlat && !wcopy) || (!outDirect && !ctemp))
     return sdk::resourceExhausted("convolution: no memory for its weights or result in f32");
-  if (!wFlat)
-    for (int64_t o = 0; o < g.o; ++o)
-      for (int64_t ci = 0; ci < cg; ++ci)
-        for (int64_t q = 0; q < kv; ++q)
-          wcopy[(o * cg + ci) * kv + q] =
-              static_cast<float>(loadDouble(w.base, w.dtype,
-                                            w.offset + o * g.ws[0] + ci * g.ws[1] + (q / (g.k[1] * g.k[2])) * g.ws[2] +
-                                                ((q / g.k[2]) % g.k[1]) * g.ws[3] + (q % g.k[2]) * g.ws[4]));
+  if (!wFlat) copyWeights(g, w, wcopy);
   // The epilogue's grid is the output's [N, O, s...]: outer points are (n, o, s but the
   // last), inner points the last spatial dim, so a block of (channels x positions) is a
   // set of row pieces.
@@ -376,14 +382,7 @@ sdk::Status transposedViaGemm(const Geometry& g, const TensorRef& x, const Tenso
   if (!cols || (!wFlat && !wcopy))
     return sdk::resourceExhausted("transposed convolution: no memory for its columns (" + std::to_string(colBytes) +
                                   " bytes)");
-  if (!wFlat)
-    for (int64_t c = 0; c < g.c; ++c)
-      for (int64_t oi = 0; oi < og; ++oi)
-        for (int64_t q = 0; q < kv; ++q)
-          wcopy[(c * og + oi) * kv + q] =
-              static_cast<float>(loadDouble(w.base, w.dtype,
-                                            w.offset + c * g.ws[0] + oi * g.ws[1] + (q / (g.k[1] * g.k[2])) * g.ws[2] +
-                                                ((q / g.k[2]) % g.k[1]) * g.ws[3] + (q % g.k[2]) * g.ws[4]));
+  if (!wFlat) copyWeights(g, w, wcopy);
   const bool outF32 =
       out.dtype == PLUGSDK_DTYPE_F32 && g.os[4] == 1 && g.os[3] == g.out[2] && g.os[2] == g.out[1] * g.out[2];
   const int64_t nr = ctx.gemm->shape.nr;
