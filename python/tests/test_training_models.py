@@ -13,8 +13,9 @@ decides differently in any two float32 implementations, and with train-mode batc
 4x4 and 1x1 maps that one decision moves whole channels' gradients by 1e-2 relative. Measured
 (docs/autograd.md): against eager float64, 30 SGD steps in float32 deviate by up to 7.3e-2
 (eager), 1.9e-1 (inductor) and 3.0e-2 (plugsdk) relative from step 3 on, while plugsdk in
-float64 follows eager float64 to 1.9e-13. So float32 resnet18 gets a trajectory check
-(test_resnet18_float32_trains_like_eager), not a step-by-step one."""
+float64 follows eager float64 to 1.9e-13. So resnet18 is compared step by step in float64,
+and in float32 at 3x64x64 with lr 1e-3, where float32's own noise is ~1e-2
+(test_resnet18_float32_follows_eager_step_by_step, tolerance 5e-2)."""
 from __future__ import annotations
 
 import copy
@@ -133,20 +134,20 @@ def test_fifty_steps_follow_eager_loss_curve(name):
           f"max step difference {max(abs(a - b) for a, b in zip(curve, ref_curve)):.2e}")
 
 
-def test_resnet18_float32_trains_like_eager():
-    """Float32 resnet18 (see the module docstring for why not step by step): 50 SGD steps must
-    stay, at every step, within the envelope that eager float32 itself keeps around eager
-    float64 (25% of the loss: measured deviations 3-7% for eager and plugsdk, 19% for
-    inductor), eager float32 must stay inside it too (else the bound measures nothing), and
-    the loss must fall below 1% of where it started."""
+def test_resnet18_float32_follows_eager_step_by_step():
+    """Float32 resnet18 (see the module docstring), 3x64x64, SGD lr 1e-3 momentum 0.9, 50
+    steps: the loss must follow eager float32 step by step within 5e-2 relative, a tolerance
+    set by float32 itself: eager float32 deviates from eager float64 by up to 1.4e-2 here
+    (measured; plugsdk 2.4e-2, plugsdk vs eager 1.7e-2), and both float32 curves must stay
+    within the same bound of float64, so the bound is float32's noise, not slack."""
     torch._dynamo.reset()
     model, _, _ = build("resnet18", batch=8, seed=0)
     model.train()
     gen = torch.Generator().manual_seed(7)
-    x, target = torch.randn(8, 3, 32, 32, generator=gen), torch.randint(0, 1000, (8,), generator=gen)
+    x, target = torch.randn(8, 3, 64, 64, generator=gen), torch.randint(0, 1000, (8,), generator=gen)
 
     def curve(m, f, dtype):
-        opt = torch.optim.SGD(m.parameters(), lr=0.01, momentum=0.5)
+        opt = torch.optim.SGD(m.parameters(), lr=1e-3, momentum=0.9)
         losses = []
         for _ in range(50):
             opt.zero_grad()
@@ -160,12 +161,13 @@ def test_resnet18_float32_trains_like_eager():
     ref = curve(m64, m64, torch.float64)
     eager = curve(m32, m32, torch.float32)
     ours = curve(mc, torch.compile(mc, backend="plugsdk", dynamic=False), torch.float32)
+    rtol = 5e-2
     for step, (a, e, r) in enumerate(zip(ours, eager, ref)):
-        bound = 0.25 * r + 1e-3
-        assert abs(e - r) <= bound, f"step {step}: eager float32 {e:.5f} left the envelope around {r:.5f}"
-        assert abs(a - r) <= bound, f"step {step}: plugsdk {a:.5f}, eager float64 {r:.5f}, eager float32 {e:.5f}"
+        assert abs(e - r) <= rtol * r + 1e-4, f"step {step}: eager float32 {e:.5f} vs float64 {r:.5f}: bound too tight"
+        assert abs(a - r) <= rtol * r + 1e-4, f"step {step}: plugsdk {a:.5f} vs eager float64 {r:.5f}"
+        assert abs(a - e) <= rtol * e + 1e-4, f"step {step}: plugsdk {a:.5f} vs eager float32 {e:.5f}"
     assert ours[-1] < 0.01 * ours[0], ours
     assert plugsdk.cache_info()["eager_calls"] == 0
-    print(f"resnet18 float32: loss {ours[0]:.4f} -> {ours[-1]:.5f}; largest deviation from float64: "
-          f"plugsdk {max(abs(a - r) / r for a, r in zip(ours, ref)):.2e}, "
-          f"eager {max(abs(e - r) / r for e, r in zip(eager, ref)):.2e}")
+    print(f"resnet18 float32: loss {ours[0]:.4f} -> {ours[-1]:.5f}; largest step difference: plugsdk vs eager "
+          f"{max(abs(a - e) / e for a, e in zip(ours, eager)):.2e}; from float64: plugsdk "
+          f"{max(abs(a - r) / r for a, r in zip(ours, ref)):.2e}, eager {max(abs(e - r) / r for e, r in zip(eager, ref)):.2e}")
