@@ -29,13 +29,13 @@ from plugsdk import backend
 
 from acceptance_models import build
 
-IMAGES = lambda b, g: torch.randn(b, 3, 32, 32, generator=g)  # noqa: E731
+IMAGES_F64 = lambda b, g: torch.randn(b, 3, 32, 32, generator=g, dtype=torch.float64)  # noqa: E731
 
 # name -> (batch, input maker, loss, optimizer, grad tolerance, curve rtol, dtype)
 CASES = {
     "mlp": (16, None, "xent", "sgd", 1e-4, 1e-4, torch.float32),
-    "resnet18": (8, IMAGES, "mse", "sgd", 1e-9, 1e-9, torch.float64),
-    "resnet18_xent": (8, IMAGES, "xent", "sgd", 1e-9, 1e-9, torch.float64),
+    "resnet18": (8, IMAGES_F64, "mse", "sgd", 1e-9, 1e-9, torch.float64),
+    "resnet18_xent": (8, IMAGES_F64, "xent", "sgd", 1e-9, 1e-9, torch.float64),
     "transformer_encoder": (4, lambda b, g: torch.randn(b, 16, 128, generator=g), "mse", "adam", 1e-4, 1e-3,
                             torch.float32),
     "gpt2": (2, lambda b, g: torch.randint(0, 1024, (b, 32), generator=g), "lm", "adam", 1e-4, 1e-3, torch.float32),
@@ -45,9 +45,7 @@ CASES = {
 def make(name: str):
     batch, inputs, loss, opt, gtol, ctol, dtype = CASES[name]
     model, x, _ = build(name.split("_xent")[0], batch=batch, seed=0)
-    model.train().to(dtype)
-    if inputs is not None and dtype != torch.float32:
-        inputs = (lambda make_x: lambda b, g: make_x(b, g).to(dtype))(inputs)
+    model.train().to(dtype)  # the input makers make their data in the case's dtype
     return model, batch, inputs, loss, opt, gtol, ctol, x
 
 

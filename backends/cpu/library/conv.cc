@@ -1,8 +1,8 @@
 // prims.convolution on the CPU. f32 / f16 / bf16 convolutions run as im2col + GEMM per image
 // and group (a 1x1, stride-1, unpadded f32 convolution reads its input in place), transposed
 // ones as GEMM + col2im (the input gradients of training); f64 and integers as direct loops
-// in double or wrapping int64, parallel over (image, output channel). Spatial ranks 1 and 2 are run as rank 3
-// with leading unit dims.
+// in double or wrapping int64, parallel over (image, output channel). Spatial ranks 1 and 2
+// are run as rank 3 with leading unit dims.
 #include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
