@@ -66,17 +66,23 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
   /// Options (README.md): isa=auto|avx512|avx2|scalar (default: $PLUGSDK_CPU_ISA, else
   /// auto), threads=N (default: the cores this process may run on), cache_dir=DIR|off
   /// (default: cache.h's defaultCacheDir), dump=DIR, opt=2|3, library=all|none (none: the
-  /// core expands matmul, convolution and sdpa into loop kernels), fault=llvm|alloc (tests).
+  /// core expands matmul, convolution and sdpa into loop kernels), conv=auto|im2col (im2col:
+  /// never the shifted-rows convolution; for comparisons), fault=llvm|alloc (tests).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "isa" && key != "threads" && key != "cache_dir" && key != "dump" && key != "opt" && key != "fault" &&
-          key != "library" && key != "profile")
+          key != "library" && key != "profile" && key != "conv")
         return sdk::invalidArgument("unknown option '" + key +
-                                    "' (the cpu plugin takes isa, threads, cache_dir, dump, opt, fault, library)");
+                                    "' (the cpu plugin takes isa, threads, cache_dir, dump, opt, fault, library, "
+                                    "profile, conv)");
     const std::string library = options.get("library", "all");
     if (library != "all" && library != "none")
       return sdk::invalidArgument("option library: '" + library + "' is not all or none");
     if (library == "none") libraryOps_ = 0;
+    const std::string conv = options.get("conv", "auto");
+    if (conv != "auto" && conv != "im2col")
+      return sdk::invalidArgument("option conv: '" + conv + "' is not auto or im2col");
+    shiftedConv_ = conv == "auto";
     profile_ = options.get("profile", "0") == "1";
     const char* envIsa = std::getenv("PLUGSDK_CPU_ISA");
     const std::string isaName = options.get("isa", envIsa ? envIsa : "auto");
@@ -251,7 +257,8 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
       std::vector<uint8_t*> buffers;
       for (size_t i = 0; i < l.buffers.size(); ++i)
         buffers.push_back(!l.buffers[i] ? nullptr : l.buffers[i]->data ? l.buffers[i]->data + l.offsets[i] : empty);
-      return cpu::runLibrary(*l.executable.library, buffers, symbols, cpu::LibraryContext{gemm_.get(), arena_.get()});
+      return cpu::runLibrary(*l.executable.library, buffers, symbols,
+                             cpu::LibraryContext{gemm_.get(), arena_.get(), shiftedConv_});
     }
     const cpu::CompiledKernel& k = *l.executable.kernel;
     std::vector<void*> args;
@@ -264,6 +271,7 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
   int libraryCalls_ = 0;
   std::map<std::string, std::pair<double, int>> profile_times_;
   bool failAllocations_ = false;
+  bool shiftedConv_ = true;
   uint32_t libraryOps_ = PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA;
   std::unique_ptr<tbb::task_arena> arena_;
   // Declared after the JIT, so destroyed before it: they hold code the JIT unmaps.

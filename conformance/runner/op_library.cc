@@ -157,11 +157,22 @@ void addConvolution(Suite& s) {
       {"3d_transposed", {1, 2, 3, 4, 5}, {2, 3, 2, 2, 2}, {2, 1, 2}, {0, 1, 0}, {1, 1, 1}, {1, 0, 0}, 1, true},
       {"2d_transposed_channels_last", {2, 5, 7, 4}, {4, 3, 3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, 1, true, true},
       {"2d_transposed_groups_batch", {3, 6, 6, 5}, {6, 2, 3, 2}, {2, 1}, {1, 0}, {1, 2}, {1, 0}, 3, true},
+      // Wide rows and 8+ output channels per group, as real layers have: the shapes a
+      // backend's fast paths take (the small cases above may all fall back to a simple one).
+      {"2d_3x3_wide", {2, 5, 12, 30}, {16, 5, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}},
+      {"2d_7x7_stride_2", {2, 3, 20, 40}, {8, 3, 7, 7}, {2, 2}, {3, 3}, {1, 1}, {0, 0}},
+      {"2d_1x1_stride_2", {2, 8, 10, 20}, {16, 8, 1, 1}, {2, 2}, {0, 0}, {1, 1}, {0, 0}},
+      {"2d_dilation_groups_wide", {1, 4, 10, 40}, {16, 2, 3, 3}, {1, 1}, {2, 2}, {2, 2}, {0, 0}, 2},
+      {"2d_channels_last_wide", {1, 12, 30, 5}, {8, 5, 3, 3}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, 1, false, true},
+      {"1d_wide", {2, 6, 100}, {12, 6, 5}, {1}, {2}, {1}, {0}},
+      {"3d_wide", {1, 3, 3, 4, 60}, {8, 3, 2, 1, 3}, {1, 1, 1}, {0, 0, 1}, {1, 1, 1}, {0, 0, 0}},
   };
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64, DType::kI32}) {
     const bool fl = ir::isFloating(t);
     for (const Conv& c : convs) {
-      if (t != DType::kF32 && c.name != "2d_stride_padding" && c.name != "2d_transposed" && c.name != "1d") continue;
+      if (t != DType::kF32 && c.name != "2d_stride_padding" && c.name != "2d_transposed" && c.name != "1d" &&
+          c.name != "2d_7x7_stride_2")
+        continue;
       Operand x{c.x, ""};
       if (c.channelsLast) {
         std::vector<int64_t> perm = {0, static_cast<int64_t>(c.x.size()) - 1};

@@ -14,78 +14,14 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cpu/library/conv_geometry.h"
+#include "backends/cpu/library/conv_shifted.h"
 #include "backends/cpu/library/library_ops.h"
 #include "backends/cpu/runtime/launch.h"
 
 namespace plugsdk::cpu {
 
 namespace {
-
-struct Geometry {
-  int64_t n = 0, c = 0, o = 0, groups = 1;
-  std::array<int64_t, 3> in{1, 1, 1}, k{1, 1, 1}, out{1, 1, 1}, stride{1, 1, 1}, pad{0, 0, 0}, dil{1, 1, 1};
-  // Strides (elements) of x, w, out: [batch, channel, s0, s1, s2] / [c0, c1, k0, k1, k2].
-  std::array<int64_t, 5> xs{}, ws{}, os{};
-  int64_t inP() const { return in[0] * in[1] * in[2]; }
-  int64_t outP() const { return out[0] * out[1] * out[2]; }
-  int64_t kVol() const { return k[0] * k[1] * k[2]; }
-};
-
-sdk::StatusOr<Geometry> geometry(const TensorRef& x, const TensorRef& w, const TensorRef& out, const Attributes& a) {
-  const size_t sd = x.shape.size() - 2;
-  if (x.shape.size() < 3 || x.shape.size() > 5 || w.shape.size() != x.shape.size() ||
-      out.shape.size() != x.shape.size())
-    return sdk::invalidArgument("convolution operands must have 1 to 3 spatial dims and equal ranks");
-  Geometry g;
-  sdk::StatusOr<std::vector<int64_t>> stride = a.getInts("stride"), pad = a.getInts("padding"),
-                                      dil = a.getInts("dilation");
-  sdk::StatusOr<int64_t> groups = a.getInt("groups");
-  for (const sdk::Status& s : {stride.status(), pad.status(), dil.status(), groups.status()})
-    if (!s.isOk()) return s;
-  auto expand = [&](const std::vector<int64_t>& v, std::array<int64_t, 3>& to) {
-    for (size_t i = 0; i < sd; ++i) to[3 - sd + i] = v.size() == 1 ? v[0] : v.at(i);
-  };
-  if ((stride->size() != sd && stride->size() != 1) || (pad->size() != sd && pad->size() != 1) ||
-      (dil->size() != sd && dil->size() != 1))
-    return sdk::invalidArgument("convolution stride/padding/dilation do not match the spatial rank");
-  expand(*stride, g.stride);
-  expand(*pad, g.pad);
-  expand(*dil, g.dil);
-  g.groups = *groups;
-  g.n = x.shape[0];
-  g.c = x.shape[1];
-  g.o = out.shape[1];
-  for (size_t i = 0; i < sd; ++i) {
-    g.in[3 - sd + i] = x.shape[2 + i];
-    g.k[3 - sd + i] = w.shape[2 + i];
-    g.out[3 - sd + i] = out.shape[2 + i];
-  }
-  // The added leading unit dims get the stride a row-major layout would give them, so that
-  // contiguity checks see through them.
-  auto strides5 = [&](const TensorRef& t, const std::array<int64_t, 3>& size, std::array<int64_t, 5>& s) {
-    s = {t.strides[0], t.strides[1], 0, 0, 0};
-    for (size_t i = 0; i < sd; ++i) s[2 + 3 - sd + i] = t.strides[2 + i];
-    for (size_t i = 3 - sd; i-- > 0;) s[2 + i] = s[3 + i] * size[i + 1];
-  };
-  strides5(x, g.in, g.xs);
-  strides5(w, g.k, g.ws);
-  strides5(out, g.out, g.os);
-  if (g.groups <= 0 || g.c % g.groups != 0 || g.o % g.groups != 0)
-    return sdk::invalidArgument("convolution groups do not divide the channels");
-  return g;
-}
-
-int64_t xAt(const Geometry& g, const TensorRef& x, int64_t n, int64_t c, int64_t i0, int64_t i1, int64_t i2) {
-  return x.offset + n * g.xs[0] + c * g.xs[1] + i0 * g.xs[2] + i1 * g.xs[3] + i2 * g.xs[4];
-}
-
-/// The positions t in [0, count) where first + t * step lies in [0, limit): [lo, hi).
-std::pair<int64_t, int64_t> insideRange(int64_t first, int64_t step, int64_t limit, int64_t count) {
-  int64_t lo = first >= 0 ? 0 : (-first + step - 1) / step;
-  int64_t hi = first >= limit ? 0 : (limit - first + step - 1) / step;
-  lo = std::min(lo, count);
-  return {lo, std::clamp(hi, lo, count)};
-}
 
 /// Direct convolution (transposed too) in double or wrapping int64, parallel over (image,
 /// output channel); the accumulator is that channel's output plane. A convolution reads
@@ -156,24 +92,6 @@ sdk::Status direct(const Geometry& g, const TensorRef& x, const TensorRef& w, co
     });
   });
   return sdk::Status::ok();
-}
-
-/// The weights [d0, d1, k...] (either layout: [O, C/groups, k...] or, transposed,
-/// [C, O/groups, k...]) copied row-major into f32, for a GEMM operand read in place.
-void copyWeights(const Geometry& g, const TensorRef& w, float* dst) {
-  const int64_t d0 = w.shape[0], d1 = w.shape[1], kv = g.kVol();
-  for (int64_t i = 0; i < d0; ++i)
-    for (int64_t j = 0; j < d1; ++j)
-      for (int64_t q = 0; q < kv; ++q)
-        dst[(i * d1 + j) * kv + q] =
-            static_cast<float>(loadDouble(w.base, w.dtype,
-                                          w.offset + i * g.ws[0] + j * g.ws[1] + (q / (g.k[1] * g.k[2])) * g.ws[2] +
-                                              ((q / g.k[2]) % g.k[1]) * g.ws[3] + (q % g.k[2]) * g.ws[4]));
-}
-
-/// The share of a GEMM's column panels (nr wide) that `cols` columns fill.
-double panelFill(int64_t cols, int64_t nr) {
-  return static_cast<double>(cols) / static_cast<double>((cols + nr - 1) / nr * nr);
 }
 
 /// The im2col matrix of one group, packed for the GEMM straight from the input: B(k, j) is
@@ -265,9 +183,8 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
                     const LibraryContext& ctx) {
   const int64_t cg = g.c / g.groups, og = g.o / g.groups, P = g.outP(), kv = g.kVol(), K = cg * kv;
   // A reads the weights in place when each group's [cg, k...] block is row-major.
-  const bool wFlat = g.ws[4] == 1 && g.ws[3] == g.k[2] && g.ws[2] == g.k[1] * g.k[2] && g.ws[1] == kv;
-  const bool outDirect = out.dtype == PLUGSDK_DTYPE_F32 && g.os[4] == 1 && g.os[3] == g.out[2] &&
-                         g.os[2] == g.out[1] * g.out[2] && g.os[1] == P;
+  const bool wFlat = weightsFlat(g);
+  const bool outDirect = outputDirect(g, out);
   const bool pointwise = kv == 1 && g.stride == std::array<int64_t, 3>{1, 1, 1} &&
                          g.pad == std::array<int64_t, 3>{0, 0, 0} && x.dtype == PLUGSDK_DTYPE_F32 && g.xs[4] == 1 &&
                          g.xs[3] == g.in[2] && g.xs[2] == g.in[1] * g.in[2];
@@ -276,19 +193,9 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
   if ((!wFlat && !wcopy) || (!outDirect && !ctemp))
     return sdk::resourceExhausted("convolution: no memory for its weights or result in f32");
   if (!wFlat) copyWeights(g, w, wcopy);
-  // The epilogue's grid is the output's [N, O, s...]: outer points are (n, o, s but the
-  // last), inner points the last spatial dim, so a block of (channels x positions) is a
-  // set of row pieces.
-  const bool fuse = outDirect && ctx.epilogue && ctx.epilogue->inner() == g.out[2] &&
-                    ctx.epilogue->outer() == g.n * g.o * g.out[0] * g.out[1];
-  const int64_t rowsPerChannel = g.out[0] * g.out[1];
+  const bool fuse = epilogueFuses(g, out, ctx);
   auto epilogue = [&](int64_t n, int64_t channel, int64_t p0, int64_t p1) {
-    const int64_t row0 = (n * g.o + channel) * rowsPerChannel;
-    for (int64_t p = p0; p < p1;) {
-      const int64_t r = p / g.out[2], c0 = p % g.out[2], c1 = std::min(g.out[2], c0 + (p1 - p));
-      ctx.epilogue->runRange(row0 + r, row0 + r + 1, c0, c1);
-      p += c1 - c0;
-    }
+    runEpilogueOn(g, ctx, n, channel, p0, p1);
   };
   // Few positions per image (deep layers: 7 x 7 = 49) fill the micro-kernel's column panels
   // badly (49 columns take two 32-wide panels): the images are then folded into the
@@ -305,10 +212,7 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
     pr.m = og;
     pr.n = fold ? g.n * P : P;
     pr.k = K;
-    if (wFlat)
-      pr.a = {w.base + (w.offset + grp * og * g.ws[0]) * dtypeBytes(w.dtype), gemmElementOf(w.dtype), g.ws[0], 1, 0};
-    else
-      pr.a = {wcopy + grp * og * K, GemmElement::kF32, K, 1, 0};
+    pr.a = weightOperand(g, w, wcopy, grp);
     if (pointwise) {
       pr.b = {x.base + xAt(g, x, 0, grp * cg, 0, 0, 0) * 4, GemmElement::kF32, g.xs[1], 1, g.xs[0]};
     } else {
@@ -372,7 +276,7 @@ sdk::Status viaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, c
 sdk::Status transposedViaGemm(const Geometry& g, const TensorRef& x, const TensorRef& w, const TensorRef& out,
                               const LibraryContext& ctx) {
   const int64_t cg = g.c / g.groups, og = g.o / g.groups, kv = g.kVol(), M = og * kv, Pin = g.inP(), Pout = g.outP();
-  const bool wFlat = g.ws[4] == 1 && g.ws[3] == g.k[2] && g.ws[2] == g.k[1] * g.k[2] && g.ws[1] == kv;
+  const bool wFlat = weightsFlat(g);
   const bool xFlat = g.xs[4] == 1 && g.xs[3] == g.in[2] && g.xs[2] == g.in[1] * g.in[2];
   // Images per GEMM: a chunk's columns stay under 8 Mi floats (32 MiB).
   const int64_t chunk = std::clamp<int64_t>((int64_t{8} << 20) / std::max<int64_t>(1, M * Pin), 1, g.n);
@@ -480,7 +384,9 @@ sdk::Status runConvolution(const TensorRef& x, const TensorRef& w, const TensorR
   const bool floatPath =
       (x.dtype == PLUGSDK_DTYPE_F32 || x.dtype == PLUGSDK_DTYPE_F16 || x.dtype == PLUGSDK_DTYPE_BF16) &&
       out.dtype != PLUGSDK_DTYPE_F64 && isFloatDtype(out.dtype);
-  if (floatPath) return *transposed ? transposedViaGemm(*g, x, w, out, ctx) : viaGemm(*g, x, w, out, ctx);
+  if (floatPath && *transposed) return transposedViaGemm(*g, x, w, out, ctx);
+  if (floatPath && ctx.shiftedConv && shiftedRowsApplies(*g, *ctx.gemm)) return viaShiftedRows(*g, x, w, out, ctx);
+  if (floatPath) return viaGemm(*g, x, w, out, ctx);
   return direct(*g, x, w, out, *transposed, *ctx.arena);
 }
 

@@ -232,7 +232,10 @@ void runTile(const Plan& pl, int64_t batch, int64_t m0, int64_t m1, int64_t n0, 
       const int64_t kb = std::min(pl.kc, p.k - pc);
       const bool last = pc + kb >= p.k;
       const int32_t flags = (pc > 0 || pl.o->accumulate) ? kGemmAccumulate : kGemmOverwrite;
-      if (p.b.pack)
+      const float* bRows = nullptr;  // B read in place through its row offsets (no packing)
+      if (p.b.rowOffsets)
+        bRows = static_cast<const float*>(p.b.data) + bBatch + jc;
+      else if (p.b.pack)
         p.b.pack(batch, pc, kb, jc, nb, nr, s.b.get());
       else
         packBlock(p.b, bBatch + pc * p.b.rowStride + jc * p.b.colStride, p.b.colStride, p.b.rowStride, nb, nr, kb,
@@ -249,16 +252,22 @@ void runTile(const Plan& pl, int64_t batch, int64_t m0, int64_t m1, int64_t n0, 
           const float* ap = aBlock + ir * kb;
           const int64_t rows = std::min<int64_t>(mr, mb - ir);
           for (int64_t jr = 0; jr < nb; jr += nr) {
-            const float* bp = s.b.get() + jr * kb;
+            const float* bp = bRows ? bRows + jr : s.b.get() + jr * kb;
             const int64_t cols = std::min<int64_t>(nr, nb - jr);
             float* ct = c + (ic + ir) * p.ldc + jc + jr;
             if (rows == mr && cols == nr) {
-              micro(kb, ap, bp, ct, p.ldc, flags);
+              if (bRows)
+                pl.kernels->microIndirect(kb, ap, bp, p.b.rowOffsets + pc, ct, p.ldc, flags);
+              else
+                micro(kb, ap, bp, ct, p.ldc, flags);
               continue;
             }
             // A partial tile: compute the whole tile aside, then merge its valid part.
             float* t = s.tile.get();
-            micro(kb, ap, bp, t, nr, kGemmOverwrite);
+            if (bRows)
+              pl.kernels->microIndirect(kb, ap, bp, p.b.rowOffsets + pc, t, nr, kGemmOverwrite);
+            else
+              micro(kb, ap, bp, t, nr, kGemmOverwrite);
             for (int64_t i = 0; i < rows; ++i)
               for (int64_t j = 0; j < cols; ++j)
                 ct[i * p.ldc + j] = (flags & kGemmAccumulate) ? ct[i * p.ldc + j] + t[i * nr + j] : t[i * nr + j];
@@ -304,6 +313,8 @@ sdk::Status validate(const GemmProblem& p) {
     return sdk::invalidArgument("gemm: ldc " + std::to_string(p.ldc) + " is less than n " + std::to_string(p.n));
   if (!p.c) return sdk::invalidArgument("gemm: C is null");
   if (p.k > 0 && (!p.a.data || (!p.b.data && !p.b.pack))) return sdk::invalidArgument("gemm: A or B is null");
+  if (p.b.rowOffsets && (p.b.element != GemmElement::kF32 || p.b.colStride != 1 || p.b.pack))
+    return sdk::invalidArgument("gemm: a B read through row offsets must be f32 with column stride 1, not packed");
   return sdk::Status::ok();
 }
 
@@ -323,7 +334,8 @@ GemmBlocking defaultGemmBlocking(const GemmKernels& kernels) {
 
 sdk::Status gemm(const GemmKernels& kernels, const GemmProblem& problem, const GemmOptions& options) {
   PLUGSDK_RETURN_IF_ERROR(validate(problem));
-  if (!kernels.micro) return sdk::failedPrecondition("gemm: the kernels were not built");
+  if (!kernels.micro || (problem.b.rowOffsets && !kernels.microIndirect))
+    return sdk::failedPrecondition("gemm: the kernels were not built");
   if (problem.batch == 0 || problem.m == 0 || problem.n == 0) return sdk::Status::ok();
   const GemmBlocking def = defaultGemmBlocking(kernels);
   const int64_t mr = kernels.shape.mr, nr = kernels.shape.nr;

@@ -32,6 +32,11 @@ struct GemmOperand {
   /// dst) fills panels of width w: dst[p * w * depth + k * w + i] = B(k0 + k, j0 + p * w + i)
   /// for p * w + i < count, and 0 for the rest of the last panel. Called concurrently.
   std::function<void(int64_t batch, int64_t k0, int64_t depth, int64_t j0, int64_t count, int w, float* dst)> pack;
+  /// B only, f32 with colStride 1: rows read in place through a table instead of packed.
+  /// B(b, k, j) = data[b * batchStride + rowOffsets[k] + j] (rowStride unused). The
+  /// micro-kernel reads whole NR-column panels, so every row must stay readable NR - 1
+  /// elements past column n - 1 (the caller's slack; those columns are never stored).
+  const int64_t* rowOffsets = nullptr;
 };
 
 /// C[b] (+)= A[b] @ B[b] for b < batch; A[b] is m x k, B[b] is k x n, C[b] is m x n, row-major

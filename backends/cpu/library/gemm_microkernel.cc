@@ -64,13 +64,21 @@ struct Emitter {
   llvm::Function* prefetch;
   llvm::Type* vt;  // the accumulator type: <lanes x float>, or float when lanes == 1
   int lanes, mr, nr, nv;
+  llvm::Value* bBase = nullptr;  // indirect B: the matrix; the loop's B pointer walks the row offsets
 
   /// One k step at offset `step` from the panel pointers: acc[i][j] += a[i] * b[j].
   void kStep(llvm::Value* a, llvm::Value* bp, int step, std::vector<llvm::Value*>& acc) {
     llvm::Type* f32 = b.getFloatTy();
     std::vector<llvm::Value*> bv(nv);
+    llvm::Value* row = nullptr;
+    if (bBase) {
+      llvm::Value* off =
+          b.CreateAlignedLoad(b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(b.getInt64Ty(), bp, step), llvm::Align(8));
+      row = b.CreateInBoundsGEP(f32, bBase, off);
+    }
     for (int j = 0; j < nv; ++j) {
-      llvm::Value* p = b.CreateConstInBoundsGEP1_64(f32, bp, static_cast<uint64_t>(step) * nr + j * lanes);
+      llvm::Value* p = bBase ? b.CreateConstInBoundsGEP1_64(f32, row, static_cast<uint64_t>(j) * lanes)
+                             : b.CreateConstInBoundsGEP1_64(f32, bp, static_cast<uint64_t>(step) * nr + j * lanes);
       bv[j] = b.CreateAlignedLoad(vt, p, llvm::Align(4));
     }
     for (int i = 0; i < mr; ++i) {
@@ -85,7 +93,7 @@ struct Emitter {
 }  // namespace
 
 llvm::Function* emitGemmMicroKernel(llvm::Module& m, const Isa& isa, const GemmMicroKernelShape& s,
-                                    const std::string& name) {
+                                    const std::string& name, bool indirectB) {
   llvm::LLVMContext& c = m.getContext();
   llvm::IRBuilder<> b(c);
   llvm::Type* i64 = b.getInt64Ty();
@@ -93,14 +101,19 @@ llvm::Function* emitGemmMicroKernel(llvm::Module& m, const Isa& isa, const GemmM
   llvm::Type* f32 = b.getFloatTy();
   const int lanes = static_cast<int>(isa.f32Lanes());
   llvm::Type* vt = lanes > 1 ? static_cast<llvm::Type*>(llvm::FixedVectorType::get(f32, lanes)) : f32;
-  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {i64, ptr, ptr, ptr, i64, b.getInt32Ty()}, false);
+  // (kc, a, b, c, ldc, flags), or indirect (kc, a, b, rows, c, ldc, flags).
+  std::vector<llvm::Type*> params{i64, ptr, ptr, ptr, i64, b.getInt32Ty()};
+  if (indirectB) params.insert(params.begin() + 3, ptr);
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), params, false);
   auto* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, name, m);
   f->addFnAttr(llvm::Attribute::NoUnwind);
-  for (unsigned p = 1; p <= 3; ++p) f->addParamAttr(p, llvm::Attribute::NoAlias);
-  f->addParamAttr(1, llvm::Attribute::ReadOnly);
-  f->addParamAttr(2, llvm::Attribute::ReadOnly);
-  llvm::Value *kc = f->getArg(0), *aArg = f->getArg(1), *bArg = f->getArg(2), *cArg = f->getArg(3);
-  llvm::Value *ldc = f->getArg(4), *flags = f->getArg(5);
+  const unsigned cIndex = indirectB ? 4 : 3;
+  for (unsigned p = 1; p <= cIndex; ++p) f->addParamAttr(p, llvm::Attribute::NoAlias);
+  for (unsigned p = 1; p < cIndex; ++p) f->addParamAttr(p, llvm::Attribute::ReadOnly);
+  llvm::Value *kc = f->getArg(0), *aArg = f->getArg(1), *cArg = f->getArg(cIndex);
+  // The pointer the k loop walks for B: the packed panel, or the row offsets.
+  llvm::Value* bArg = f->getArg(indirectB ? 3 : 2);
+  llvm::Value *ldc = f->getArg(cIndex + 1), *flags = f->getArg(cIndex + 2);
 
   Emitter e{b,
             llvm::Intrinsic::getDeclaration(&m, llvm::Intrinsic::fmuladd, {vt}),
@@ -109,7 +122,9 @@ llvm::Function* emitGemmMicroKernel(llvm::Module& m, const Isa& isa, const GemmM
             lanes,
             s.mr,
             s.nr,
-            s.nr / lanes};
+            s.nr / lanes,
+            indirectB ? f->getArg(2) : nullptr};
+  const int bStep = indirectB ? 1 : s.nr;  // elements the B pointer advances per k step
   const int nacc = s.mr * e.nv;
 
   auto* entry = llvm::BasicBlock::Create(c, "entry", f);
@@ -144,14 +159,15 @@ llvm::Function* emitGemmMicroKernel(llvm::Module& m, const Isa& isa, const GemmM
   bPhi->addIncoming(bArg, entry);
   for (int q = 0; q < nacc; ++q) accPhi[q]->addIncoming(zero, entry);
   for (int u = 0; u < s.unroll; ++u) {
-    if (s.prefetchB > 0 && (u * s.nr * 4) % 64 == 0)
+    if (!indirectB && s.prefetchB > 0 && (u * s.nr * 4) % 64 == 0)
       b.CreateCall(e.prefetch, {b.CreateConstInBoundsGEP1_64(f32, bPhi, static_cast<uint64_t>(s.prefetchB + u) * s.nr),
                                 b.getInt32(0), b.getInt32(3), b.getInt32(1)});
     e.kStep(aPhi, bPhi, u, acc);
   }
   llvm::Value* kNext = b.CreateAdd(kPhi, b.getInt64(s.unroll));
   llvm::Value* aNext = b.CreateConstInBoundsGEP1_64(f32, aPhi, static_cast<uint64_t>(s.unroll) * s.mr);
-  llvm::Value* bNext = b.CreateConstInBoundsGEP1_64(f32, bPhi, static_cast<uint64_t>(s.unroll) * s.nr);
+  llvm::Type* bElem = indirectB ? i64 : f32;
+  llvm::Value* bNext = b.CreateConstInBoundsGEP1_64(bElem, bPhi, static_cast<uint64_t>(s.unroll) * bStep);
   kPhi->addIncoming(kNext, mainLoop);
   aPhi->addIncoming(aNext, mainLoop);
   bPhi->addIncoming(bNext, mainLoop);
@@ -182,7 +198,7 @@ llvm::Function* emitGemmMicroKernel(llvm::Module& m, const Isa& isa, const GemmM
   e.kStep(aR, bR, 0, acc1);
   kR->addIncoming(b.CreateAdd(kR, b.getInt64(1)), remLoop);
   aR->addIncoming(b.CreateConstInBoundsGEP1_64(f32, aR, s.mr), remLoop);
-  bR->addIncoming(b.CreateConstInBoundsGEP1_64(f32, bR, s.nr), remLoop);
+  bR->addIncoming(b.CreateConstInBoundsGEP1_64(bElem, bR, bStep), remLoop);
   for (int q = 0; q < nacc; ++q) accR[q]->addIncoming(acc1[q], remLoop);
   b.CreateBr(remCheck);
 
@@ -221,18 +237,23 @@ sdk::StatusOr<GemmKernels> buildGemmKernels(Jit& jit, const GemmMicroKernelShape
   llvm::LLVMContext ctx;
   auto m = std::make_unique<llvm::Module>(name, ctx);
   PLUGSDK_RETURN_IF_ERROR(jit.prepare(*m));
+  const std::string indirectName = name + "_indirect";
   emitGemmMicroKernel(*m, jit.isa(), shape, name);
+  emitGemmMicroKernel(*m, jit.isa(), shape, indirectName, /*indirectB=*/true);
   PLUGSDK_RETURN_IF_ERROR(jit.optimize(*m, 3));
   sdk::StatusOr<std::string> obj = jit.emitObject(*m);
   if (!obj.isOk()) return obj.status();
-  sdk::StatusOr<std::unique_ptr<LoadedObject>> lo = jit.load(*obj, name, {name});
+  sdk::StatusOr<std::unique_ptr<LoadedObject>> lo = jit.load(*obj, name, {name, indirectName});
   if (!lo.isOk()) return lo.status();
   sdk::StatusOr<void*> fn = (*lo)->lookup(name);
   if (!fn.isOk()) return fn.status();
+  sdk::StatusOr<void*> indirectFn = (*lo)->lookup(indirectName);
+  if (!indirectFn.isOk()) return indirectFn.status();
   GemmKernels k;
   k.isa = jit.isa();
   k.shape = shape;
   k.micro = reinterpret_cast<GemmMicroKernelFn>(*fn);
+  k.microIndirect = reinterpret_cast<GemmIndirectMicroKernelFn>(*indirectFn);
   k.code = std::shared_ptr<LoadedObject>(std::move(*lo));
   return k;
 }

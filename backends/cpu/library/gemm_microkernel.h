@@ -33,6 +33,12 @@ enum GemmKernelFlag : int32_t {
 /// Panels need no particular alignment; the driver aligns them to 64 bytes anyway.
 using GemmMicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, int32_t flags);
 
+/// The same tile with B read in place through a table of row offsets instead of a packed
+/// panel: B(k, j) is b[rows[k] + j] (rows in elements), NR contiguous floats per k. A
+/// convolution's shifted input rows (conv_shifted.cc) are B this way, with nothing packed.
+using GemmIndirectMicroKernelFn = void (*)(int64_t kc, const float* a, const float* b, const int64_t* rows, float* c,
+                                           int64_t ldc, int32_t flags);
+
 /// The tile a micro-kernel computes, and how its k loop is generated.
 struct GemmMicroKernelShape {
   int mr = 0;             ///< rows of C per call (broadcasts of A per k step)
@@ -52,9 +58,10 @@ GemmMicroKernelShape defaultGemmMicroKernelShape(const Isa& isa);
 sdk::Status validateGemmMicroKernelShape(const Isa& isa, const GemmMicroKernelShape& shape);
 
 /// Emits the micro-kernel as `name` into `m` (which must already be prepared for the ISA's
-/// target by Jit::prepare). Returns the function.
+/// target by Jit::prepare): a GemmMicroKernelFn, or with `indirectB` a
+/// GemmIndirectMicroKernelFn. Returns the function.
 llvm::Function* emitGemmMicroKernel(llvm::Module& m, const Isa& isa, const GemmMicroKernelShape& shape,
-                                    const std::string& name);
+                                    const std::string& name, bool indirectB = false);
 
 /// The compiled GEMM kernels of one ISA. Copyable; the code stays mapped while any copy
 /// lives. The Jit that built them must outlive every copy.
@@ -62,6 +69,7 @@ struct GemmKernels {
   Isa isa;
   GemmMicroKernelShape shape;
   GemmMicroKernelFn micro = nullptr;
+  GemmIndirectMicroKernelFn microIndirect = nullptr;
   std::shared_ptr<LoadedObject> code;  ///< owns the machine code `micro` points into
 };
 

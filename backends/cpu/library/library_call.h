@@ -62,6 +62,7 @@ class PreparedLaunch;
 struct LibraryContext {
   const GemmKernels* gemm = nullptr;
   tbb::task_arena* arena = nullptr;
+  bool shiftedConv = true;  ///< convolutions may take the shifted-rows path (client option conv=auto)
   Scratch* scratch = nullptr;
   const PreparedLaunch* epilogue = nullptr;
   bool* epilogueDone = nullptr;

@@ -114,6 +114,9 @@ struct Config {
   GemmBlocking blocking;
   tbb::task_arena* arena = nullptr;
   bool checkCallback = false;
+  /// B read in place through row offsets: its rows stored in reverse order, each followed by
+  /// a gap of NaN the micro-kernel reads for partial panels (and must never store).
+  bool rowTable = false;
 };
 
 /// Runs one problem and checks every element against the float64 reference.
@@ -153,6 +156,19 @@ struct Config {
   GemmProblem p;
   p.batch = cfg.batch, p.m = cfg.m, p.n = cfg.n, p.k = cfg.k;
   p.a = a.op, p.b = b.op;
+  std::vector<float> pool;
+  std::vector<int64_t> rowOffsets(static_cast<size_t>(cfg.k));
+  if (cfg.rowTable) {
+    const int64_t pitch = cfg.n + 37, perBatch = cfg.k * pitch + 3 + 64;
+    pool.assign(static_cast<size_t>(std::max<int64_t>(cfg.batch * perBatch, 1)), std::nanf(""));
+    for (int64_t kk = 0; kk < cfg.k; ++kk) rowOffsets[kk] = (cfg.k - 1 - kk) * pitch + 3;
+    for (int64_t bi = 0; bi < cfg.batch; ++bi)
+      for (int64_t kk = 0; kk < cfg.k; ++kk)
+        for (int64_t j = 0; j < cfg.n; ++j)
+          pool[bi * perBatch + rowOffsets[kk] + j] = static_cast<float>(b.at(bi, kk, j));
+    p.b = {pool.data(), GemmElement::kF32, 0, 1, perBatch};
+    p.b.rowOffsets = rowOffsets.data();
+  }
   p.c = c.data(), p.ldc = ldc, p.batchStrideC = strideC;
   GemmOptions o;
   o.accumulate = cfg.accumulate;
@@ -284,6 +300,32 @@ TEST_P(GemmIsa, ParallelWithCallback) {
   Config serial = c;  // below the parallel threshold: the calling thread alone
   serial.m = 5, serial.n = 6, serial.k = 7;
   EXPECT_TRUE(check(kernels(), serial)) << describe(serial);
+}
+
+TEST_P(GemmIsa, RowOffsetB) {
+  tbb::task_arena arena(2);
+  Config c;
+  c.rowTable = true, c.checkCallback = true;
+  for (int64_t n : {1, 31, 33, 100}) {
+    c.m = 21, c.n = n, c.k = 45;
+    EXPECT_TRUE(check(kernels(), c)) << describe(c) << " row offsets";
+  }
+  c.batch = 3, c.m = 70, c.n = 301, c.k = 150, c.padC = 2, c.arena = &arena;  // parallel, several KC blocks
+  c.blocking = {kernels().shape.mr * 2, 64, kernels().shape.nr * 3};
+  EXPECT_TRUE(check(kernels(), c)) << describe(c) << " row offsets, small blocks";
+  c.accumulate = true;
+  EXPECT_TRUE(check(kernels(), c)) << describe(c) << " row offsets";
+  // A B read through offsets must be plain f32 rows.
+  GemmProblem p;
+  std::vector<float> a(4), b(64), out(4);
+  int64_t offsets[1] = {0};
+  p.m = 2, p.n = 2, p.k = 1, p.ldc = 2, p.c = out.data();
+  p.a = {a.data(), GemmElement::kF32, 1, 1, 0};
+  p.b = {b.data(), GemmElement::kF16, 0, 1, 0};
+  p.b.rowOffsets = offsets;
+  sdk::Status st = gemm(kernels(), p);
+  EXPECT_EQ(st.code(), sdk::Code::kInvalidArgument);
+  EXPECT_NE(st.message().find("row offsets"), std::string::npos) << st.message();
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, GemmIsa, ::testing::Values("avx512", "avx2", "scalar"),
