@@ -354,22 +354,31 @@ sdk::Status gemm(const GemmKernels& kernels, const GemmProblem& problem, const G
   if (macs < (1 << 20)) threads = 1;
   planTiles(pl, threads);
   const int64_t tasks = problem.batch * pl.tilesM * pl.tilesN;
-  // Pack A once when the tasks would all pack the same A (a convolution's weights for every
-  // image, or the columns of a wide C split into tiles): it is read-only afterwards.
+  // Pack A once when several tasks would pack the same rows of it (a convolution's weights
+  // for every image, or the columns of a wide C split into tiles): read-only afterwards.
+  // Its panels lie in row order per k block, so a tile starting at any multiple of MR finds
+  // its own at ic * kb. Packed in parallel, one (k block, row block) per task.
   Buffer packedA(nullptr);
-  if (tasks > 1 && pl.tilesM == 1 && problem.k > 0 && (problem.batch == 1 || problem.a.batchStride == 0)) {
+  const bool aShared = problem.batch == 1 || problem.a.batchStride == 0;
+  if (tasks > pl.tilesM && aShared && problem.k > 0) {
     const int64_t mPad = roundUp(problem.m, mr);
     pl.aPcStride = mPad * pl.kc;
     packedA = allocate(ceilDiv(problem.k, pl.kc) * pl.aPcStride);
     if (packedA) {
-      for (int64_t pc = 0; pc < problem.k; pc += pl.kc) {
-        const int64_t kb = std::min(pl.kc, problem.k - pc);
-        for (int64_t ic = 0; ic < problem.m; ic += pl.mc) {
-          const int64_t mb = std::min(pl.mc, problem.m - ic);
-          packBlock(problem.a, ic * problem.a.rowStride + pc * problem.a.colStride, problem.a.rowStride,
-                    problem.a.colStride, mb, mr, kb, packedA.get() + (pc / pl.kc) * pl.aPcStride + ic * kb);
-        }
-      }
+      const int64_t rowBlocks = ceilDiv(problem.m, pl.mc), blocks = ceilDiv(problem.k, pl.kc) * rowBlocks;
+      auto packOne = [&](int64_t blk) {
+        const int64_t pc = (blk / rowBlocks) * pl.kc, ic = (blk % rowBlocks) * pl.mc;
+        const int64_t kb = std::min(pl.kc, problem.k - pc), mb = std::min(pl.mc, problem.m - ic);
+        packBlock(problem.a, ic * problem.a.rowStride + pc * problem.a.colStride, problem.a.rowStride,
+                  problem.a.colStride, mb, mr, kb, packedA.get() + (pc / pl.kc) * pl.aPcStride + ic * kb);
+      };
+      auto packAll = [&] { tbb::parallel_for(int64_t{0}, blocks, packOne); };
+      if (threads == 1 || blocks == 1)
+        for (int64_t blk = 0; blk < blocks; ++blk) packOne(blk);
+      else if (options.arena)
+        options.arena->execute(packAll);
+      else
+        packAll();
       pl.packedA = packedA.get();
     }
   }

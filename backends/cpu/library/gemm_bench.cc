@@ -188,6 +188,7 @@ int run(int argc, char** argv) {
   const Case cases[] = {{"2048^3", 2048, 2048, 2048, false},
                         {"MLP layer 256x1024x1024 (W^T, +bias+ReLU)", 256, 1024, 1024, true},
                         {"512^3", 512, 512, 512, false},
+                        {"deep K 512x4608x512 (resnet18 layer 4)", 512, 512, 4608, false},
                         {"64^3", 64, 64, 64, false}};
   // Seconds per run of every row, then of the MLP: plugsdk's, or OpenBLAS's (blasMode).
   std::unique_ptr<tbb::task_arena> arenaOwner;
