@@ -16,7 +16,7 @@ RUNNER = BUILD / "bin" / "plugsdk-conformance"
 CLI = BUILD / "bin" / "plugsdk"
 
 # The number of op cases when this test was written; the tier may grow, not shrink.
-MIN_CASES = 4304
+MIN_CASES = 4330
 
 
 def op_case_names() -> list[str]:
