@@ -168,8 +168,8 @@ struct Plan {
   int64_t mc, kc, nc;  // cache blocks (mc % MR == 0, nc % NR == 0)
   int64_t tm, tn;      // parallel tiles of C (tm % MR == 0, tn % NR == 0)
   int64_t tilesM, tilesN;
-  // A packed once for the whole call, when every task would pack the same A (one tile of M
-  // and A shared by the batch, or several tiles of N): block (pc, ic) at
+  // A packed once for the whole call, when several tasks would pack the same rows of it (A
+  // shared by the batch, or several tiles of N): block (pc, ic) at
   // packedA + (pc / kc) * aPcStride + ic * kb, where kb is that k block's depth.
   const float* packedA = nullptr;
   int64_t aPcStride = 0;
