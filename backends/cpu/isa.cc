@@ -106,4 +106,13 @@ sdk::StatusOr<Isa> selectIsa(const CpuFeatures& cpu, std::string_view requested)
   return isa;
 }
 
+lowering::Target Isa::loweringTarget() const {
+  lowering::Target t;
+  t.cpu = llvmCpu;
+  t.features = llvmFeatures;
+  t.f32Lanes = f32Lanes();
+  t.wideVectors = vectorBytes() == 64;
+  return t;
+}
+
 }  // namespace plugsdk::cpu

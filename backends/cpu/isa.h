@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "backends/llvm_lowering/target.h"
 #include "plugsdk/status.hpp"
 
 namespace plugsdk::cpu {
@@ -39,6 +40,8 @@ struct Isa {
   /// (so an AVX2 path never emits an AVX-512 instruction, even through LLVM's own choices).
   std::string llvmCpu;
   std::string llvmFeatures;
+  /// What the kernel lowering (backends/llvm_lowering) generates for this ISA.
+  lowering::Target loweringTarget() const;
 };
 
 /// Reads CPUID once.

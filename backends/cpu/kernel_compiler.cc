@@ -37,7 +37,7 @@ sdk::StatusOr<std::string> KernelCompiler::build(const sdk::KernelView& k, const
                                                  const std::string& stem, CompiledKernel& out) {
   const std::string what = "kernel @" + std::string(k.name());
   llvm::LLVMContext ctx;
-  sdk::StatusOr<codegen::LoweredKernel> lowered = codegen::lowerKernel(ctx, k, jit_.isa(), entry);
+  sdk::StatusOr<lowering::LoweredKernel> lowered = lowering::lowerKernel(ctx, k, jit_.isa().loweringTarget(), entry);
   if (!lowered.isOk()) return lowered.status().withContext(what);
   llvm::Module& m = *lowered->module;
   sdk::Status st = jit_.prepare(m);
@@ -90,17 +90,17 @@ sdk::StatusOr<std::shared_ptr<const CompiledKernel>> KernelCompiler::compile(con
   // The mode and check messages come from the kernel itself, so a cached object needs them
   // recomputed, not stored.
   auto fillMeta = [&] {
-    out->mode = codegen::chooseMode(k, isa);
-    out->lanes = out->mode == codegen::VectorMode::kScalar ? 1 : isa.f32Lanes();
+    out->mode = lowering::chooseMode(k, isa.loweringTarget());
+    out->lanes = out->mode == lowering::VectorMode::kScalar ? 1 : isa.f32Lanes();
     for (size_t i = 0; i < k.numStmts(); ++i)
       if (k.stmt(i).kind == PLUGSDK_STMT_CHECK) out->checkMessages.emplace_back(k.stmt(i).message);
   };
   auto finish = [&](const char* origin) -> std::shared_ptr<const CompiledKernel> {
     sdk::StatusOr<void*> addr = out->code->lookup(entry);
-    out->entry = reinterpret_cast<KernelEntry>(*addr);
+    out->entry = reinterpret_cast<lowering::KernelEntry>(*addr);
     out->origin = origin;
     out->compileMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    out->log += std::string(origin) + ", " + codegen::modeName(out->mode) + " mode, " + std::to_string(out->lanes) +
+    out->log += std::string(origin) + ", " + lowering::modeName(out->mode) + " mode, " + std::to_string(out->lanes) +
                 " lanes, ISA " + std::string(isa.name()) + ", key " + out->key.substr(0, 16) + "\n";
     return out;
   };

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "backends/cpu/cache.h"
-#include "backends/cpu/codegen/frame.h"
-#include "backends/cpu/codegen/lowering.h"
+#include "backends/llvm_lowering/frame.h"
+#include "backends/llvm_lowering/lowering.h"
 #include "backends/cpu/jit.h"
 
 namespace plugsdk::cpu {
@@ -21,8 +21,8 @@ namespace plugsdk::cpu {
 struct CompiledKernel {
   std::string name;
   std::shared_ptr<LoadedObject> code;  ///< shared with the memory cache
-  KernelEntry entry = nullptr;
-  codegen::VectorMode mode = codegen::VectorMode::kScalar;
+  lowering::KernelEntry entry = nullptr;
+  lowering::VectorMode mode = lowering::VectorMode::kScalar;
   uint32_t lanes = 1;
   std::vector<std::string> checkMessages;
   // Copies of what launch evaluates: the index pool, the grid, the top-level loops' sizes.

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "backends/llvm_lowering/dtypes.h"
 #include "plugsdk/plugsdk.h"
 
 namespace plugsdk::cpu {
@@ -39,32 +40,10 @@ inline uint16_t f32ToF16(float f) {
   return h;
 }
 
-inline bool isFloatDtype(uint32_t d) { return d >= PLUGSDK_DTYPE_F16 && d <= PLUGSDK_DTYPE_F64; }
-/// u8 and bool compare, divide and widen as unsigned.
-inline bool isUnsignedDtype(uint32_t d) { return d == PLUGSDK_DTYPE_U8 || d == PLUGSDK_DTYPE_BOOL; }
-
-/// The counter-based generator of prims.rand and sdpa's dropout (core/prims/scalar_ops.h):
-/// generated code and the library ops must produce the same bits as the reference.
-inline uint64_t splitmix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
-inline uint32_t dtypeBytes(uint32_t d) {
-  switch (d) {
-    case PLUGSDK_DTYPE_BOOL:
-    case PLUGSDK_DTYPE_U8:
-    case PLUGSDK_DTYPE_I8: return 1;
-    case PLUGSDK_DTYPE_I16:
-    case PLUGSDK_DTYPE_F16:
-    case PLUGSDK_DTYPE_BF16: return 2;
-    case PLUGSDK_DTYPE_I32:
-    case PLUGSDK_DTYPE_F32: return 4;
-    default: return 8;
-  }
-}
+using lowering::dtypeBytes;
+using lowering::isFloatDtype;
+using lowering::isUnsignedDtype;
+using lowering::splitmix64;
 
 /// Element i of `base` (dtype d) as a double (integers converted exactly up to 2^53).
 inline double loadDouble(const uint8_t* base, uint32_t d, int64_t i) {

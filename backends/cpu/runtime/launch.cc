@@ -51,7 +51,7 @@ PreparedLaunch::PreparedLaunch(PreparedLaunch&& o) noexcept
       inner_(o.inner_),
       perPoint_(o.perPoint_),
       status_(o.status_) {
-  frame_ = CallFrame{args_.data(), symbols_.data(), grid_.data(), &status_};
+  frame_ = lowering::CallFrame{args_.data(), symbols_.data(), grid_.data(), &status_};
 }
 
 sdk::StatusOr<PreparedLaunch> PreparedLaunch::prepare(const CompiledKernel& k, std::vector<void*> args,
@@ -80,7 +80,7 @@ sdk::StatusOr<PreparedLaunch> PreparedLaunch::prepare(const CompiledKernel& k, s
     }
     p.perPoint_ += n;
   }
-  p.frame_ = CallFrame{p.args_.data(), p.symbols_.data(), p.grid_.data(), &p.status_};
+  p.frame_ = lowering::CallFrame{p.args_.data(), p.symbols_.data(), p.grid_.data(), &p.status_};
   return p;
 }
 
@@ -112,12 +112,12 @@ void PreparedLaunch::runParallel(tbb::task_arena& arena, int64_t o0, int64_t o1)
 
 sdk::Status PreparedLaunch::status() const {
   const int32_t st = std::atomic_ref<int32_t>(status_).load();
-  if (st == kStatusOk) return sdk::Status::ok();
+  if (st == lowering::kStatusOk) return sdk::Status::ok();
   const std::string who = "kernel @" + k_->name + ": ";
-  if (st == kStatusDivisionByZero) return sdk::invalidArgument(who + "integer division by zero (ZeroDivisionError)");
-  if (st == kStatusEmptyReduce) return sdk::invalidArgument(who + "a max/min/argmax/argmin over an empty loop");
-  const size_t check = static_cast<size_t>(st - kStatusCheckBase);
-  if (st >= kStatusCheckBase && check < k_->checkMessages.size())
+  if (st == lowering::kStatusDivisionByZero) return sdk::invalidArgument(who + "integer division by zero (ZeroDivisionError)");
+  if (st == lowering::kStatusEmptyReduce) return sdk::invalidArgument(who + "a max/min/argmax/argmin over an empty loop");
+  const size_t check = static_cast<size_t>(st - lowering::kStatusCheckBase);
+  if (st >= lowering::kStatusCheckBase && check < k_->checkMessages.size())
     return sdk::outOfRange(who + k_->checkMessages[check]);
   return sdk::internalError(who + "unknown status " + std::to_string(st));
 }

@@ -47,7 +47,7 @@ class PreparedLaunch {
   std::vector<int64_t> symbols_, grid_;
   int64_t outer_ = 1, inner_ = 1, perPoint_ = 1;
   mutable int32_t status_ = 0;
-  CallFrame frame_{};
+  lowering::CallFrame frame_{};
 };
 
 /// Runs `k` with argument base pointers `args` (launch offsets applied) and `symbols`,

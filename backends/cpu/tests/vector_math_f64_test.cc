@@ -22,13 +22,13 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/codegen/vector_math.h"
+#include "backends/llvm_lowering/vector_math.h"
 #include "backends/cpu/jit.h"
 
 namespace plugsdk::cpu {
 namespace {
 
-using codegen::MathFn;
+using lowering::MathFn;
 using Kernel = void (*)(const double* x, double* out, int64_t n);
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -98,7 +98,7 @@ void buildKernel64(llvm::Module& m, const std::string& name, MathFn fn, unsigned
   auto* i = b.CreatePHI(b.getInt64Ty(), 2);
   i->addIncoming(b.getInt64(0), entry);
   auto* x = b.CreateAlignedLoad(vt, b.CreateGEP(b.getDoubleTy(), f->getArg(0), i), llvm::Align(8));
-  llvm::Value* r = codegen::emitMathF64(b, fn, x);
+  llvm::Value* r = lowering::emitMathF64(b, fn, x);
   ASSERT_NE(r, nullptr);
   b.CreateAlignedStore(r, b.CreateGEP(b.getDoubleTy(), f->getArg(1), i), llvm::Align(8));
   auto* next = b.CreateAdd(i, b.getInt64(lanes));
@@ -253,7 +253,7 @@ TEST_P(VectorMathF64, SpecialValues) {
   for (const Sv& sv : table) {
     double got = run64(cc->kernels.at(sv.fn), {sv.x})[0];
     bool same = std::isnan(sv.want) ? std::isnan(got) : (got == sv.want && std::signbit(got) == std::signbit(sv.want));
-    EXPECT_TRUE(same) << codegen::libmNameF32(sv.fn) << " (f64) of " << sv.x << " = " << got << ", want " << sv.want;
+    EXPECT_TRUE(same) << lowering::libmNameF32(sv.fn) << " (f64) of " << sv.x << " = " << got << ", want " << sv.want;
   }
   // What has no f64 lowering is declined.
   llvm::LLVMContext c;
@@ -262,8 +262,8 @@ TEST_P(VectorMathF64, SpecialValues) {
   auto* f = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), {b.getDoubleTy(), b.getFloatTy()}, false),
                                    llvm::Function::ExternalLinkage, "f", &m);
   b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", f));
-  EXPECT_EQ(codegen::emitMathF64(b, MathFn::kAtan, f->getArg(0)), nullptr);
-  EXPECT_EQ(codegen::emitMathF64(b, MathFn::kExp, f->getArg(1)), nullptr);
+  EXPECT_EQ(lowering::emitMathF64(b, MathFn::kAtan, f->getArg(0)), nullptr);
+  EXPECT_EQ(lowering::emitMathF64(b, MathFn::kExp, f->getArg(1)), nullptr);
 }
 
 // ns per element at 8 lanes against glibc's scalar double functions (PLUGSDK_MATH_BENCH=1).

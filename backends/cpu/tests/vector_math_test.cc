@@ -5,7 +5,7 @@
 // error must be within the conformance suite's 4 ulp and the special values exact.
 // PLUGSDK_MATH_EXHAUSTIVE=1 runs every f32 bit pattern (the table in docs/cpu-math.md;
 // PLUGSDK_MATH_FN=exp,log picks functions) and PLUGSDK_MATH_BENCH=1 measures throughput.
-#include "backends/cpu/codegen/vector_math.h"
+#include "backends/llvm_lowering/vector_math.h"
 
 #include <gtest/gtest.h>
 #include <llvm/IR/IRBuilder.h>
@@ -35,7 +35,7 @@
 namespace plugsdk::cpu {
 namespace {
 
-using codegen::MathFn;
+using lowering::MathFn;
 using Kernel = void (*)(const float* x, const float* y, float* out, int64_t n);
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
@@ -148,7 +148,7 @@ void buildKernel(llvm::Module& m, const std::string& name, MathFn fn, unsigned l
     b.CreateCondBr(b.CreateICmpSLT(next, f->getArg(3)), loop, done);
     b.SetInsertPoint(llvm::cast<llvm::Instruction>(next));
   }
-  llvm::Value* r = codegen::emitMathF32(b, fn, x, y);
+  llvm::Value* r = lowering::emitMathF32(b, fn, x, y);
   ASSERT_NE(r, nullptr);
   b.CreateAlignedStore(r, b.CreateGEP(b.getFloatTy(), f->getArg(2), i), llvm::Align(4));
   if (!splitBlock) {
@@ -403,7 +403,7 @@ TEST_P(VectorMath, SpecialValues) {
       float want = std::isnan(x) ? kNan : sv.want;
       float got = run(cc->kernels.at(sv.fn), {x}, {0.5f})[0];
       bool same = std::isnan(want) ? std::isnan(got) : (got == want && std::signbit(got) == std::signbit(want));
-      EXPECT_TRUE(same) << codegen::libmNameF32(sv.fn) << "(" << x << ") = " << got << ", want " << want << " at "
+      EXPECT_TRUE(same) << lowering::libmNameF32(sv.fn) << "(" << x << ") = " << got << ", want " << want << " at "
                         << cc->lanes << " lanes";
     }
   }
@@ -475,11 +475,11 @@ TEST(VectorMathCode, DeclinesWhatItDoesNotImplement) {
   auto* f = llvm::Function::Create(llvm::FunctionType::get(b.getVoidTy(), {b.getFloatTy(), b.getDoubleTy()}, false),
                                    llvm::Function::ExternalLinkage, "f", &m);
   b.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", f));
-  EXPECT_EQ(codegen::emitMathF32(b, MathFn::kPow, f->getArg(0)), nullptr);
-  EXPECT_EQ(codegen::emitMathF32(b, MathFn::kExp, f->getArg(1)), nullptr);
-  EXPECT_EQ(codegen::emitMathF32(b, MathFn::kAtan2, f->getArg(0)), nullptr);
-  EXPECT_NE(codegen::emitMathF32(b, MathFn::kExp, f->getArg(0)), nullptr);
-  EXPECT_STREQ(codegen::libmNameF32(MathFn::kAtan2), "atan2f");
+  EXPECT_EQ(lowering::emitMathF32(b, MathFn::kPow, f->getArg(0)), nullptr);
+  EXPECT_EQ(lowering::emitMathF32(b, MathFn::kExp, f->getArg(1)), nullptr);
+  EXPECT_EQ(lowering::emitMathF32(b, MathFn::kAtan2, f->getArg(0)), nullptr);
+  EXPECT_NE(lowering::emitMathF32(b, MathFn::kExp, f->getArg(0)), nullptr);
+  EXPECT_STREQ(lowering::libmNameF32(MathFn::kAtan2), "atan2f");
 }
 
 const FnCase* findCase(const std::string& name) {

@@ -10,7 +10,7 @@ class IRBuilderBase;
 class Value;
 }  // namespace llvm
 
-namespace plugsdk::cpu::codegen {
+namespace plugsdk::lowering {
 
 /// The math prims with an f32 lowering here (the kernel IR's transcendental prims).
 enum class MathFn {
@@ -57,4 +57,4 @@ llvm::Value* emitMathF32(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x, llvm
 /// function and for non-double values: the caller calls libm per lane.
 llvm::Value* emitMathF64(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x);
 
-}  // namespace plugsdk::cpu::codegen
+}  // namespace plugsdk::lowering

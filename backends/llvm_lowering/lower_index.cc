@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <limits>
 
-#include "backends/cpu/codegen/lowering.h"
+#include "backends/llvm_lowering/lowering.h"
 
-namespace plugsdk::cpu::codegen {
+namespace plugsdk::lowering {
 
 namespace {
 
@@ -228,4 +228,4 @@ sdk::StatusOr<llvm::Value*> KernelLowering::uniformIndex(plugsdk_index_expr_t e,
   return x->base ? x->base : x->lanes;
 }
 
-}  // namespace plugsdk::cpu::codegen
+}  // namespace plugsdk::lowering

@@ -4,7 +4,7 @@
 // series, see docs/cpu-math.md), and reconstruction;
 // the special values are selected at the end, so the common path has no branches. Scaling by
 // 2^n is done in two multiplications so results in the denormal range are rounded once.
-#include "backends/cpu/codegen/vector_math.h"
+#include "backends/llvm_lowering/vector_math.h"
 
 #include <cstdint>
 #include <initializer_list>
@@ -14,7 +14,7 @@
 #include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Module.h>
 
-namespace plugsdk::cpu::codegen {
+namespace plugsdk::lowering {
 namespace {
 
 using llvm::Value;
@@ -724,4 +724,4 @@ llvm::Value* emitMathF64(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x) {
   }
 }
 
-}  // namespace plugsdk::cpu::codegen
+}  // namespace plugsdk::lowering

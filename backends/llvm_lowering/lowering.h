@@ -29,10 +29,10 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
-#include "backends/cpu/isa.h"
+#include "backends/llvm_lowering/target.h"
 #include "plugsdk/kernel_view.hpp"
 
-namespace plugsdk::cpu::codegen {
+namespace plugsdk::lowering {
 
 enum class VectorMode { kScalar, kGrid, kLoop };
 
@@ -46,13 +46,13 @@ struct LoweredKernel {
   std::vector<std::string> checkMessages;  ///< CHECK ordinal -> message
 };
 
-/// Lowers `k` (validated) for `isa` into a new module in `ctx`, its entry named `entry`.
+/// Lowers `k` (validated) for `target` into a new module in `ctx`, its entry named `entry`.
 /// UNIMPLEMENTED naming the statement for an op or dtype the backend does not handle.
-sdk::StatusOr<LoweredKernel> lowerKernel(llvm::LLVMContext& ctx, const sdk::KernelView& k, const Isa& isa,
+sdk::StatusOr<LoweredKernel> lowerKernel(llvm::LLVMContext& ctx, const sdk::KernelView& k, const Target& target,
                                          const std::string& entry);
 
 /// The mode lowerKernel will choose for `k` (exposed for tests and the dumps).
-VectorMode chooseMode(const sdk::KernelView& k, const Isa& isa);
+VectorMode chooseMode(const sdk::KernelView& k, const Target& target);
 const char* modeName(VectorMode m);
 
 /// A value during lowering: a scalar shared by all lanes, or a vector with one per lane.
@@ -83,7 +83,7 @@ struct Region {
 
 class KernelLowering {
  public:
-  KernelLowering(llvm::LLVMContext& ctx, llvm::Module& m, const sdk::KernelView& k, const Isa& isa, VectorMode mode);
+  KernelLowering(llvm::LLVMContext& ctx, llvm::Module& m, const sdk::KernelView& k, const Target& target, VectorMode mode);
   /// Builds the entry function.
   sdk::Status run(const std::string& entry);
   std::vector<std::string> checkMessages;
@@ -155,7 +155,7 @@ class KernelLowering {
   llvm::LLVMContext& ctx_;
   llvm::Module& m_;
   const sdk::KernelView& k_;
-  const Isa& isa_;
+  const Target& target_;
   VectorMode mode_;
   llvm::IRBuilder<> b_;
   llvm::Function* fn_ = nullptr;
@@ -171,4 +171,4 @@ class KernelLowering {
   std::vector<size_t> checkOrdinal_;  ///< statement position -> CHECK ordinal
 };
 
-}  // namespace plugsdk::cpu::codegen
+}  // namespace plugsdk::lowering

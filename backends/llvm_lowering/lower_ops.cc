@@ -6,12 +6,12 @@
 // (the reference rounds only at stores too).
 #include <cmath>
 
-#include "backends/cpu/codegen/frame.h"
-#include "backends/cpu/codegen/lowering.h"
-#include "backends/cpu/codegen/vector_math.h"
-#include "backends/cpu/library/elements.h"
+#include "backends/llvm_lowering/frame.h"
+#include "backends/llvm_lowering/lowering.h"
+#include "backends/llvm_lowering/vector_math.h"
+#include "backends/llvm_lowering/dtypes.h"
 
-namespace plugsdk::cpu::codegen {
+namespace plugsdk::lowering {
 
 namespace {
 
@@ -100,7 +100,7 @@ llvm::Value* KernelLowering::roundTo(llvm::Value* v, uint32_t dtype) {
 
 llvm::Value* KernelLowering::callLibm(const char* name, llvm::Type* t, llvm::ArrayRef<llvm::Value*> args) {
   llvm::Type* e = t->getScalarType();
-  const std::string fname = std::string(name) + (e->isFloatTy() ? "f" : "");
+  const std::string fname = target_.mathPrefix + name + (e->isFloatTy() ? "f" : "");
   std::vector<llvm::Type*> params(args.size(), e);
   llvm::FunctionCallee f = m_.getOrInsertFunction(fname, llvm::FunctionType::get(e, params, false));
   if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
@@ -346,4 +346,4 @@ sdk::StatusOr<Val> KernelLowering::rand(const plugsdk_stmt_t& s, Region& r) {
   return Val{b_.CreateFMul(f, llvm::ConstantFP::get(ft, std::ldexp(1.0, -bits))), varying};
 }
 
-}  // namespace plugsdk::cpu::codegen
+}  // namespace plugsdk::lowering

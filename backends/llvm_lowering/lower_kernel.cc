@@ -3,10 +3,10 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 
-#include "backends/cpu/codegen/frame.h"
-#include "backends/cpu/codegen/lowering.h"
+#include "backends/llvm_lowering/frame.h"
+#include "backends/llvm_lowering/lowering.h"
 
-namespace plugsdk::cpu::codegen {
+namespace plugsdk::lowering {
 
 namespace {
 
@@ -77,8 +77,8 @@ const char* modeName(VectorMode m) {
   return "?";
 }
 
-VectorMode chooseMode(const sdk::KernelView& k, const Isa& isa) {
-  if (isa.f32Lanes() == 1) return VectorMode::kScalar;
+VectorMode chooseMode(const sdk::KernelView& k, const Target& target) {
+  if (target.f32Lanes == 1) return VectorMode::kScalar;
   // Accesses inside loops vote: contiguous along the grid's last dim, or along the loop's last var.
   int gridVotes = 0, loopVotes = 0;
   bool hasLoop = false;
@@ -101,9 +101,9 @@ VectorMode chooseMode(const sdk::KernelView& k, const Isa& isa) {
   return k.numGrid() > 0 ? VectorMode::kGrid : VectorMode::kScalar;
 }
 
-KernelLowering::KernelLowering(llvm::LLVMContext& ctx, llvm::Module& m, const sdk::KernelView& k, const Isa& isa,
+KernelLowering::KernelLowering(llvm::LLVMContext& ctx, llvm::Module& m, const sdk::KernelView& k, const Target& target,
                                VectorMode mode)
-    : ctx_(ctx), m_(m), k_(k), isa_(isa), mode_(mode), b_(ctx) {
+    : ctx_(ctx), m_(m), k_(k), target_(target), mode_(mode), b_(ctx) {
   values_.resize(k.numValues());
   valueTypes_.resize(k.numValues(), PLUGSDK_DTYPE_I64);
   checkOrdinal_.resize(k.numStmts(), 0);
@@ -194,9 +194,9 @@ sdk::Status KernelLowering::run(const std::string& entry) {
   auto* fty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), i64, i64, i64, i64}, false);
   fn_ = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, entry, &m_);
   fn_->addFnAttr(llvm::Attribute::NoUnwind);
-  fn_->addFnAttr("target-cpu", isa_.llvmCpu);
-  fn_->addFnAttr("target-features", isa_.llvmFeatures);
-  if (isa_.vectorBytes() == 64) fn_->addFnAttr("prefer-vector-width", "512");
+  if (!target_.cpu.empty()) fn_->addFnAttr("target-cpu", target_.cpu);
+  if (!target_.features.empty()) fn_->addFnAttr("target-features", target_.features);
+  if (target_.wideVectors) fn_->addFnAttr("prefer-vector-width", "512");
   llvm::BasicBlock* entryBlock = llvm::BasicBlock::Create(ctx_, "entry", fn_);
   exit_ = llvm::BasicBlock::Create(ctx_, "exit", fn_);
   b_.SetInsertPoint(exit_);
@@ -221,7 +221,7 @@ sdk::Status KernelLowering::run(const std::string& entry) {
     gridSizes_.push_back(b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, gridArr, d), "g" + std::to_string(d)));
 
   const size_t rank = k_.numGrid();
-  const uint32_t lanes = mode_ == VectorMode::kGrid ? isa_.f32Lanes() : 1;
+  const uint32_t lanes = mode_ == VectorMode::kGrid ? target_.f32Lanes : 1;
   sdk::Status st = forLoop(fn_->getArg(1), fn_->getArg(2), 1, [&](llvm::Value* outer) -> sdk::Status {
     // Another thread failed: stop early (the launch reports the first failure).
     llvm::Value* status = b_.CreateLoad(b_.getInt32Ty(), statusPtr_, "status.now");
@@ -314,18 +314,18 @@ sdk::Status KernelLowering::statement(const plugsdk_stmt_t& s, size_t pos, Regio
   }
 }
 
-sdk::StatusOr<LoweredKernel> lowerKernel(llvm::LLVMContext& ctx, const sdk::KernelView& k, const Isa& isa,
+sdk::StatusOr<LoweredKernel> lowerKernel(llvm::LLVMContext& ctx, const sdk::KernelView& k, const Target& target,
                                          const std::string& entry) {
   LoweredKernel out;
   out.module = std::make_unique<llvm::Module>(std::string(k.name()), ctx);
   out.entry = entry;
-  out.mode = chooseMode(k, isa);
-  out.lanes = out.mode == VectorMode::kScalar ? 1 : isa.f32Lanes();
-  KernelLowering l(ctx, *out.module, k, isa, out.mode);
+  out.mode = chooseMode(k, target);
+  out.lanes = out.mode == VectorMode::kScalar ? 1 : target.f32Lanes;
+  KernelLowering l(ctx, *out.module, k, target, out.mode);
   sdk::Status st = l.run(entry);
   if (!st.isOk()) return st;
   out.checkMessages = l.checkMessages;
   return out;
 }
 
-}  // namespace plugsdk::cpu::codegen
+}  // namespace plugsdk::lowering

@@ -5,11 +5,11 @@
 // reference does: the first position wins).
 #include <limits>
 
-#include "backends/cpu/codegen/frame.h"
-#include "backends/cpu/codegen/lowering.h"
-#include "backends/cpu/library/elements.h"
+#include "backends/llvm_lowering/frame.h"
+#include "backends/llvm_lowering/lowering.h"
+#include "backends/llvm_lowering/dtypes.h"
 
-namespace plugsdk::cpu::codegen {
+namespace plugsdk::lowering {
 
 namespace {
 
@@ -33,7 +33,7 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
     total = b_.CreateMul(total, *v);
   }
   const bool vecLoop = mode_ == VectorMode::kLoop && rank > 0;
-  const uint32_t lanes = vecLoop ? isa_.f32Lanes() : outer.lanes;
+  const uint32_t lanes = vecLoop ? target_.f32Lanes : outer.lanes;
 
   // Accumulators, allocated in the entry block (promoted to registers by LLVM).
   std::vector<Acc> accs;
@@ -230,4 +230,4 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
   return sdk::Status::ok();
 }
 
-}  // namespace plugsdk::cpu::codegen
+}  // namespace plugsdk::lowering

@@ -2,10 +2,10 @@
 // bf16 as the top half of an f32), contiguous vector accesses, broadcasts, gathers and
 // scatters, masks (the tail's and a masked load's), and combining stores as atomic
 // read-modify-writes per lane (threads may hit the same element).
-#include "backends/cpu/codegen/lowering.h"
-#include "backends/cpu/library/elements.h"
+#include "backends/llvm_lowering/lowering.h"
+#include "backends/llvm_lowering/dtypes.h"
 
-namespace plugsdk::cpu::codegen {
+namespace plugsdk::lowering {
 
 llvm::Type* KernelLowering::storageType(uint32_t dtype) {
   switch (dtype) {
@@ -239,4 +239,4 @@ sdk::Status KernelLowering::combiningStore(const plugsdk_stmt_t& s, llvm::Value*
   return sdk::Status::ok();
 }
 
-}  // namespace plugsdk::cpu::codegen
+}  // namespace plugsdk::lowering

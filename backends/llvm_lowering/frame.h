@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-namespace plugsdk::cpu {
+namespace plugsdk::lowering {
 
 /// What every launch passes to a generated kernel (its layout is read by the generated code:
 /// fields are only appended).
@@ -29,4 +29,4 @@ constexpr int32_t kStatusCheckBase = 16;
 using KernelEntry = void (*)(const CallFrame* frame, int64_t outerBegin, int64_t outerEnd, int64_t innerBegin,
                              int64_t innerEnd);
 
-}  // namespace plugsdk::cpu
+}  // namespace plugsdk::lowering
