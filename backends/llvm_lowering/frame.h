@@ -1,10 +1,15 @@
-// The calling convention between generated kernels and the CPU backend's runtime: one
+// The calling convention between generated kernels and the runtimes that launch them: one
 // CallFrame per launch, shared read-only by every thread, and the signature of a kernel's
 // entry point. The grid's last dim is the "inner" dim (the one vectorized when the kernel
-// is vectorized across grid points); all others are flattened into "outer" points.
+// is vectorized across grid points); all others are flattened into "outer" points. The cpu
+// backend calls the entry from its threads; the cuda backend from a kernel wrapper per thread.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plugsdk/status.hpp"
 
 namespace plugsdk::lowering {
 
@@ -28,5 +33,16 @@ constexpr int32_t kStatusCheckBase = 16;
 /// innerEnd). A grid of rank 0 has one outer and one inner point.
 using KernelEntry = void (*)(const CallFrame* frame, int64_t outerBegin, int64_t outerEnd, int64_t innerBegin,
                              int64_t innerEnd);
+
+/// The error a kernel's status code stands for, naming the kernel (OK for kStatusOk).
+inline sdk::Status statusError(int32_t code, const std::string& kernel, const std::vector<std::string>& checkMessages) {
+  if (code == kStatusOk) return sdk::Status::ok();
+  const std::string who = "kernel @" + kernel + ": ";
+  if (code == kStatusDivisionByZero) return sdk::invalidArgument(who + "integer division by zero (ZeroDivisionError)");
+  if (code == kStatusEmptyReduce) return sdk::invalidArgument(who + "a max/min/argmax/argmin over an empty loop");
+  const size_t check = static_cast<size_t>(code - kStatusCheckBase);
+  if (code >= kStatusCheckBase && check < checkMessages.size()) return sdk::outOfRange(who + checkMessages[check]);
+  return sdk::internalError(who + "unknown status " + std::to_string(code));
+}
 
 }  // namespace plugsdk::lowering

@@ -100,7 +100,7 @@ llvm::Value* KernelLowering::roundTo(llvm::Value* v, uint32_t dtype) {
 
 llvm::Value* KernelLowering::callLibm(const char* name, llvm::Type* t, llvm::ArrayRef<llvm::Value*> args) {
   llvm::Type* e = t->getScalarType();
-  const std::string fname = target_.mathPrefix + name + (e->isFloatTy() ? "f" : "");
+  const std::string fname = std::string(name) + (e->isFloatTy() ? "f" : "");
   std::vector<llvm::Type*> params(args.size(), e);
   llvm::FunctionCallee f = m_.getOrInsertFunction(fname, llvm::FunctionType::get(e, params, false));
   if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {

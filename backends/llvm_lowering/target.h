@@ -13,9 +13,10 @@ struct Target {
   /// f32 elements per vector operation; 1 lowers every kernel to scalar code.
   uint32_t f32Lanes = 1;
   bool wideVectors = false;  ///< prefer 512-bit vectors (LLVM's "prefer-vector-width")
-  /// Math without an inline polynomial (vector_math.h) becomes a call to prefix + libm's
-  /// name ("" on the host: libm; "__nv_" on NVPTX: libdevice, linked by the backend).
-  std::string mathPrefix;
 };
+
+// Math without an inline polynomial (vector_math.h), and the polynomials' rare slow lanes,
+// call libm by its C name ("sinf", "pow"): the host links libm; a device backend renames the
+// calls to its math library's (NVPTX: libdevice's "__nv_sinf").
 
 }  // namespace plugsdk::lowering

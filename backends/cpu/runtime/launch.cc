@@ -112,14 +112,7 @@ void PreparedLaunch::runParallel(tbb::task_arena& arena, int64_t o0, int64_t o1)
 
 sdk::Status PreparedLaunch::status() const {
   const int32_t st = std::atomic_ref<int32_t>(status_).load();
-  if (st == lowering::kStatusOk) return sdk::Status::ok();
-  const std::string who = "kernel @" + k_->name + ": ";
-  if (st == lowering::kStatusDivisionByZero) return sdk::invalidArgument(who + "integer division by zero (ZeroDivisionError)");
-  if (st == lowering::kStatusEmptyReduce) return sdk::invalidArgument(who + "a max/min/argmax/argmin over an empty loop");
-  const size_t check = static_cast<size_t>(st - lowering::kStatusCheckBase);
-  if (st >= lowering::kStatusCheckBase && check < k_->checkMessages.size())
-    return sdk::outOfRange(who + k_->checkMessages[check]);
-  return sdk::internalError(who + "unknown status " + std::to_string(st));
+  return lowering::statusError(st, k_->name, k_->checkMessages);
 }
 
 sdk::Status launchKernel(const CompiledKernel& k, const std::vector<void*>& args, const std::vector<int64_t>& symbols,

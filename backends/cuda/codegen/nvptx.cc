@@ -1,0 +1,154 @@
+// Kernel IR -> LLVM IR -> PTX (see nvptx.h).
+#include "backends/cuda/codegen/nvptx.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <mutex>
+
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include "backends/cuda/codegen/kernel_wrapper.h"
+#include "backends/llvm_lowering/lowering.h"
+
+namespace plugsdk::cuda {
+
+namespace {
+
+constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+
+sdk::StatusOr<std::unique_ptr<llvm::TargetMachine>> targetMachine(const GpuArch& arch) {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  });
+  std::string err;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(kTriple, err);
+  if (!t) return sdk::failedPrecondition("this LLVM has no NVPTX target: " + err);
+  llvm::TargetOptions to;  // IEEE: no fast-math, the kernel IR's NaN and signed-zero rules hold
+  auto* tm = t->createTargetMachine(kTriple, arch.name(), "", to, std::nullopt, std::nullopt,
+                                    llvm::CodeGenOptLevel::Aggressive);
+  if (!tm) return sdk::internalError("LLVM cannot create an NVPTX target machine for " + arch.name());
+  return std::unique_ptr<llvm::TargetMachine>(tm);
+}
+
+std::string printModule(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+/// Links the libdevice functions `m` calls, or names the first one that cannot be had.
+sdk::Status linkLibdevice(llvm::Module& m, const std::string& path, const std::string& kernel) {
+  // The lowering calls libm by its C names; libdevice has each as __nv_<name>.
+  std::string needed;
+  for (llvm::Function& f : m) {
+    if (!f.isDeclaration() || f.isIntrinsic()) continue;
+    if (!f.getName().starts_with("__nv_")) f.setName("__nv_" + f.getName());
+    needed = f.getName().str();
+  }
+  if (needed.empty()) return sdk::Status::ok();
+  if (path.empty())
+    return sdk::unimplemented(kernel + " calls " + needed +
+                              " from libdevice, and no libdevice.10.bc was found (set PLUGSDK_CUDA_LIBDEVICE or "
+                              "CUDA_HOME)");
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf) return sdk::failedPrecondition("cannot read libdevice " + path + ": " + buf.getError().message());
+  llvm::Expected<std::unique_ptr<llvm::Module>> lib = llvm::parseBitcodeFile((*buf)->getMemBufferRef(), m.getContext());
+  if (!lib) return sdk::failedPrecondition("libdevice " + path + " is not bitcode: " + llvm::toString(lib.takeError()));
+  (*lib)->setTargetTriple(m.getTargetTriple());
+  (*lib)->setDataLayout(m.getDataLayout());
+  if (llvm::Linker::linkModules(m, std::move(*lib), llvm::Linker::LinkOnlyNeeded))
+    return sdk::internalError(kernel + ": linking libdevice " + path + " failed");
+  // libdevice asks __nvvm_reflect whether to flush denormals: no (IEEE semantics).
+  m.addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+  return sdk::Status::ok();
+}
+
+}  // namespace
+
+const char* llvmVersionString() { return LLVM_VERSION_STRING; }
+
+std::string findLibdevice() {
+  auto exists = [](const std::string& p) {
+    struct stat st{};
+    return !p.empty() && stat(p.c_str(), &st) == 0;
+  };
+  if (const char* p = std::getenv("PLUGSDK_CUDA_LIBDEVICE")) return exists(p) ? p : "";
+  for (const char* home : {static_cast<const char*>(std::getenv("CUDA_HOME")),
+                           static_cast<const char*>(std::getenv("CUDA_PATH")), "/usr/local/cuda"}) {
+    if (!home) continue;
+    const std::string p = std::string(home) + "/nvvm/libdevice/libdevice.10.bc";
+    if (exists(p)) return p;
+  }
+  return "";
+}
+
+sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& arch, const std::string& entry,
+                                      const PtxOptions& options) {
+  const std::string what = "kernel @" + std::string(k.name());
+  sdk::StatusOr<std::unique_ptr<llvm::TargetMachine>> tm = targetMachine(arch);
+  if (!tm.isOk()) return tm.status();
+  llvm::LLVMContext ctx;
+  lowering::Target target;
+  target.cpu = arch.name();
+  target.f32Lanes = 1;
+  const std::string body = entry + "_body";
+  sdk::StatusOr<lowering::LoweredKernel> lowered = lowering::lowerKernel(ctx, k, target, body);
+  if (!lowered.isOk()) return lowered.status().withContext(what);
+  llvm::Module& m = *lowered->module;
+  m.setTargetTriple(kTriple);
+  m.setDataLayout((*tm)->createDataLayout());
+  addKernelWrapper(m, k, body, entry);
+  if (options.breakIr) llvm::BasicBlock::Create(ctx, "broken_on_purpose", m.getFunction(entry));
+  std::string err;
+  llvm::raw_string_ostream es(err);
+  if (llvm::verifyModule(m, &es))
+    return sdk::internalError(what + ": the generated LLVM IR is malformed: " + err + "\n" + printModule(m));
+  sdk::Status st = linkLibdevice(m, options.libdevice, what);
+  if (!st.isOk()) return st;
+  for (llvm::Function& f : m)
+    if (!f.isDeclaration() && f.getName() != entry) f.setLinkage(llvm::GlobalValue::InternalLinkage);
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm->get());
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(options.optLevel >= 3 ? llvm::OptimizationLevel::O3 : llvm::OptimizationLevel::O2)
+      .run(m, mam);
+
+  PtxKernel out;
+  out.entry = entry;
+  out.checkMessages = lowered->checkMessages;
+  out.llvmIr = printModule(m);
+  llvm::SmallVector<char, 0> text;
+  llvm::raw_svector_ostream os(text);
+  llvm::legacy::PassManager pm;
+  if ((*tm)->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile))
+    return sdk::internalError("LLVM cannot emit PTX for " + arch.name());
+  pm.run(m);
+  out.ptx.assign(text.data(), text.size());
+  return out;
+}
+
+}  // namespace plugsdk::cuda

@@ -1,0 +1,47 @@
+// Kernel IR -> PTX text with LLVM 19's NVPTX target. The kernel is lowered by the shared
+// LLVM lowering (backends/llvm_lowering, scalar code) into its entry function, and a kernel
+// function around it maps threads onto grid points (kernel_wrapper.h). Math the lowering
+// has no inline form for calls libdevice (__nv_*), linked from the toolkit's bitcode when
+// one is found; without it such a kernel is UNIMPLEMENTED, naming the function.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "plugsdk/kernel_view.hpp"
+
+namespace plugsdk::cuda {
+
+/// The GPU code is generated for.
+struct GpuArch {
+  int major = 9, minor = 0;  ///< compute capability
+  std::string name() const { return "sm_" + std::to_string(major * 10 + minor); }
+};
+
+struct PtxOptions {
+  int optLevel = 3;
+  std::string libdevice;  ///< path of libdevice.10.bc; "" : none (kernels needing it fail)
+  bool breakIr = false;   ///< test hook: malformed IR, so the failure path runs
+};
+
+/// A kernel as PTX, with what the runtime needs to launch it.
+struct PtxKernel {
+  std::string ptx;
+  std::string entry;                       ///< the .entry's name
+  std::vector<std::string> checkMessages;  ///< status code ordinals -> messages
+  std::string llvmIr;                      ///< the optimized module (for dumps)
+};
+
+/// Lowers, optimizes and emits `k` for `arch`; `entry` names the kernel function.
+sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& arch, const std::string& entry,
+                                      const PtxOptions& options);
+
+/// The libdevice bitcode to link: $PLUGSDK_CUDA_LIBDEVICE, else the toolkit's under
+/// $CUDA_HOME, /usr/local/cuda; "" when none exists.
+std::string findLibdevice();
+
+/// "19.1.7": part of the cache keys.
+const char* llvmVersionString();
+
+}  // namespace plugsdk::cuda
