@@ -36,7 +36,7 @@ sdk::StatusOr<std::shared_ptr<const DriverApi>> load(const std::string& library)
                                    "); is the NVIDIA driver installed?");
   }
   auto api = std::make_shared<DriverApi>();
-#define PLUGSDK_CUDA_RESOLVE(name, symbol, type)         \
+#define PLUGSDK_CUDA_RESOLVE(name, symbol, type)                            \
   api->name = reinterpret_cast<std::add_pointer_t<type>>(dlsym(h, symbol)); \
   if (!api->name) return sdk::failedPrecondition("the CUDA driver " + file + " lacks " + symbol + " (driver too old?)");
   PLUGSDK_CUDA_DRIVER_FUNCTIONS(PLUGSDK_CUDA_RESOLVE)

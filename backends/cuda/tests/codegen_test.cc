@@ -63,7 +63,102 @@ TEST(CudaCodegen, PointwiseKernel) {
   EXPECT_EQ(count(p->ptx, ".param .u64 plugsdk_test_param_"), 5u) << p->ptx;
   EXPECT_GE(count(p->ptx, "ld.global"), 1u) << p->ptx;
   EXPECT_GE(count(p->ptx, "st.global"), 1u) << p->ptx;
-  EXPECT_EQ(p->ptx.find("call"), std::string::npos) << "math is inlined:\n" << p->ptx;
+  EXPECT_EQ(p->ptx.find(".extern"), std::string::npos) << "every function called is in the module:\n" << p->ptx;
+}
+
+// A row softmax: three loops over a row, each thread one row (this version).
+const char* kSoftmax = R"(kernel @softmax(%x: f32 in, %y: f32 out) grid [s0] {
+  loop [128] {
+    %0 = load %x[128*i0+r0] : f32
+    %1 = reduce max %0 : f32
+  }
+  loop [128] {
+    %2 = load %x[128*i0+r0] : f32
+    %3 = sub %2, %1 : f32
+    %4 = exp %3 : f32
+    %5 = reduce sum %4 : f32
+  }
+  loop [128] {
+    %6 = load %x[128*i0+r0] : f32
+    %7 = sub %6, %1 : f32
+    %8 = exp %7 : f32
+    %9 = div %8, %5 : f32
+    store %y[128*i0+r0], %9
+  }
+}
+)";
+
+// Every statement kind: indirect loads, combining stores (atomics), masks, rand, a CHECK,
+// integer division (which reports a division by zero), f16 and bf16 storage.
+const char* kEveryKind = R"(kernel @all(%a: i64 in, %b: f64 inout, %h: f16 inout, %g: bf16 out) grid [4, s1] {
+  %0 = load %a[i0] : i64
+  %1 = index i0*s1+i1 : i64
+  %2 = const -2.5 : f64
+  %3 = const 3 : i64
+  %4 = div %0, %3 : i64
+  %5 = load %b[3*%4+i1 % 2] : f64
+  %6 = lt %5, %2 : bool
+  %7 = where %6, %2, %5 : f64
+  %8 = cast %1 : f64
+  %9 = rand 42, i0*s1+i1 : f32
+  %10 = load %h[i1] if %6 : f16
+  %11 = cast %10 : f64
+  %12 = add %7, %11 : f64
+  store.sum %b[%0], %12
+  store.max %b[%0+1], %8
+  %13 = cast %9 : f16
+  store.sum %h[i1], %13
+  %14 = cast %12 : bf16
+  store %g[i0*s1+i1], %14
+  check %6, "index out of range"
+}
+)";
+
+TEST(CudaCodegen, RowReductionAndEveryStatementKind) {
+  for (const char* text : {kSoftmax, kEveryKind}) {
+    sdk::StatusOr<PtxKernel> p = ptxOf(text, PtxOptions{3, findLibdevice(), false});
+    ASSERT_TRUE(p.isOk()) << p.status().message();
+    EXPECT_NE(p->ptx.find(".visible .entry plugsdk_test("), std::string::npos);
+  }
+  sdk::StatusOr<PtxKernel> p = ptxOf(kEveryKind);
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  // Combining stores are compare-and-swap loops (NaN-propagating max, f16 sums), and so is
+  // the status word's first-error-wins write.
+  EXPECT_GE(count(p->ptx, "atom.global.cas.b64"), 2u) << p->ptx;
+  EXPECT_GE(count(p->ptx, "atom.global.cas.b32"), 2u) << p->ptx;
+  ASSERT_EQ(p->checkMessages.size(), 1u);
+  EXPECT_EQ(p->checkMessages[0], "index out of range");
+}
+
+TEST(CudaCodegen, F64PowNeedsLibdevice) {
+  const char* text = R"(kernel @powk(%x: f64 in, %y: f64 out) grid [s0] {
+  %0 = load %x[i0] : f64
+  %1 = pow %0, %0 : f64
+  store %y[i0], %1
+}
+)";
+  sdk::StatusOr<PtxKernel> none = ptxOf(text, PtxOptions{3, "", false});
+  ASSERT_FALSE(none.isOk());
+  EXPECT_EQ(none.status().code(), sdk::Code::kUnimplemented);
+  EXPECT_NE(none.status().message().find("__nv_pow"), std::string::npos) << none.status().message();
+  EXPECT_NE(none.status().message().find("kernel @powk"), std::string::npos) << none.status().message();
+  sdk::StatusOr<PtxKernel> bad = ptxOf(text, PtxOptions{3, "/nonexistent/libdevice.10.bc", false});
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("cannot read libdevice /nonexistent/libdevice.10.bc"), std::string::npos)
+      << bad.status().message();
+  const std::string libdevice = findLibdevice();
+  if (libdevice.empty()) GTEST_SKIP() << "no libdevice.10.bc here: only its absence was checked";
+  sdk::StatusOr<PtxKernel> p = ptxOf(text, PtxOptions{3, libdevice, false});
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  EXPECT_EQ(p->ptx.find(".extern"), std::string::npos) << "every function called is in the module:\n" << p->ptx;
+}
+
+TEST(CudaCodegen, MalformedIrIsAnErrorNamingTheKernel) {
+  sdk::StatusOr<PtxKernel> p = ptxOf(kSoftmax, PtxOptions{3, "", true});
+  ASSERT_FALSE(p.isOk());
+  EXPECT_EQ(p.status().code(), sdk::Code::kInternal);
+  EXPECT_NE(p.status().message().find("kernel @softmax: the generated LLVM IR is malformed"), std::string::npos)
+      << p.status().message().substr(0, 300);
 }
 
 }  // namespace

@@ -1,0 +1,317 @@
+// The CUDA backend as a plugin (libplugsdk_cuda.so, plugin "cuda"): NVIDIA GPUs through the
+// driver API (dlopen; no toolkit needed to build or load). Kernels become PTX through the
+// shared LLVM lowering and LLVM's NVPTX target (codegen/), loaded by the driver's JIT;
+// memory is device memory; a stream is a CUDA stream. Without a driver or a GPU the client
+// has no device and says why. See README.md for the client options.
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/codegen/nvptx.h"
+#include "backends/cuda/driver/cuda_api.h"
+#include "backends/cuda/runtime/device.h"
+#include "backends/cuda/runtime/kernel_status.h"
+#include "backends/cuda/runtime/module.h"
+#include "plugsdk/plugsdk.hpp"
+
+namespace {
+
+namespace sdk = plugsdk::sdk;
+namespace cuda = plugsdk::cuda;
+
+struct CudaBuffer : sdk::Buffer {
+  const cuda::DriverApi* api = nullptr;
+  cuda::CUcontext context = nullptr;
+  cuda::CUdeviceptr ptr = 0;
+  bool borrowed = false;  ///< buffer_import: the caller's memory, never freed here
+  ~CudaBuffer() override {
+    if (ptr && !borrowed) {
+      cuda::ContextGuard g(*api, context);
+      api->memFree(ptr);
+    }
+  }
+};
+
+struct CudaStream : sdk::Stream {
+  const cuda::DriverApi* api = nullptr;
+  cuda::CUcontext context = nullptr;
+  cuda::CUstream stream = nullptr;
+  uint32_t device = 0;
+  ~CudaStream() override {
+    if (stream) {
+      cuda::ContextGuard g(*api, context);
+      api->streamDestroy(stream);
+    }
+  }
+};
+
+struct CudaEvent : sdk::Event {
+  const cuda::DriverApi* api = nullptr;
+  cuda::CUevent event = nullptr;
+  ~CudaEvent() override {
+    if (event) api->eventDestroy(event);
+  }
+};
+
+struct CudaExecutable : sdk::Executable {
+  std::unique_ptr<cuda::LoadedKernel> kernel;
+  uint32_t device = 0;
+};
+
+class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaExecutable> {
+ public:
+  /// Options (README.md): driver=LIBRARY (default libcuda.so.1; tests point it elsewhere to
+  /// see the no-driver path), libdevice=PATH (default: findLibdevice), dump=DIR (each
+  /// kernel's .kir, .ll and .ptx), opt=2|3, fault=llvm (tests: malformed IR on purpose).
+  sdk::Status initialize(const sdk::Options& options) override {
+    for (const auto& [key, value] : options.entries())
+      if (key != "driver" && key != "libdevice" && key != "dump" && key != "opt" && key != "fault")
+        return sdk::invalidArgument("unknown option '" + key +
+                                    "' (the cuda plugin takes driver, libdevice, dump, opt, fault)");
+    ptxOptions_.libdevice = options.get("libdevice", cuda::findLibdevice());
+    const std::string opt = options.get("opt", "3");
+    if (opt != "2" && opt != "3") return sdk::invalidArgument("option opt: '" + opt + "' is not 2 or 3");
+    ptxOptions_.optLevel = opt == "2" ? 2 : 3;
+    const std::string fault = options.get("fault");
+    if (!fault.empty() && fault != "llvm") return sdk::invalidArgument("option fault: '" + fault + "' is not llvm");
+    ptxOptions_.breakIr = fault == "llvm";
+    dumpDir_ = options.get("dump");
+    if (!dumpDir_.empty() && mkdir(dumpDir_.c_str(), 0755) != 0 && errno != EEXIST)
+      return sdk::invalidArgument("option dump: cannot create " + dumpDir_ + ": " + std::strerror(errno));
+    // No driver or no GPU is not an error: the client has no device, and says why.
+    sdk::StatusOr<std::shared_ptr<const cuda::DriverApi>> api = cuda::loadDriver(options.get("driver"));
+    if (!api.isOk()) {
+      noDevice_ = api.status().message();
+      return sdk::Status::ok();
+    }
+    api_ = *api;
+    sdk::StatusOr<std::vector<cuda::Device>> devices = cuda::openDevices(*api_);
+    if (!devices.isOk()) {
+      noDevice_ = devices.status().message();
+      return sdk::Status::ok();
+    }
+    devices_ = std::move(*devices);
+    if (devices_.empty()) noDevice_ = "the CUDA driver reports no GPU";
+    for (const cuda::Device& d : devices_) {
+      cuda::ContextGuard g(*api_, d.context);
+      sdk::StatusOr<std::unique_ptr<cuda::KernelStatus>> s = cuda::KernelStatus::create(*api_);
+      if (!s.isOk()) return s.status().withContext(d.name);
+      status_.push_back(std::move(*s));
+    }
+    return sdk::Status::ok();
+  }
+
+  ~CudaBackend() override {
+    for (size_t d = 0; d < status_.size(); ++d) {
+      cuda::ContextGuard g(*api_, devices_[d].context);
+      status_[d].reset();
+    }
+    if (api_) cuda::closeDevices(*api_, devices_);
+  }
+
+  sdk::StatusOr<sdk::DeviceCount> deviceCount() override {
+    return sdk::DeviceCount{static_cast<uint32_t>(devices_.size()), noDevice_};
+  }
+
+  sdk::StatusOr<sdk::DeviceInfo> deviceInfo(uint32_t device) override {
+    const cuda::Device& g = devices_[device];
+    sdk::DeviceInfo d;
+    d.name = g.name + " (" + g.arch.name() + ", " + std::to_string(g.multiprocessors) + " SMs, CUDA driver " +
+             std::to_string(api_->version / 1000) + "." + std::to_string(api_->version % 1000 / 10) + ")";
+    d.dtypes = (1u << (PLUGSDK_DTYPE_F64 + 1)) - 1;  // all ten
+    d.vectorBits = 128;                              // one thread's widest access
+    d.memoryKinds = PLUGSDK_MEMORY_DEVICE;
+    d.memoryBytes = g.memoryBytes;
+    d.maxBufferBytes = g.memoryBytes;
+    d.libraryOps = 0;  // matmul, convolution and sdpa come expanded into loop kernels (for now)
+    d.maxKernelStmts = 0;
+    d.fusesHorizontal = true;
+    d.fusesReductionEpilogue = true;
+    d.fusesMultiReduction = true;
+    return d;
+  }
+
+  sdk::StatusOr<std::unique_ptr<CudaBuffer>> allocate(uint32_t device, uint32_t, uint64_t bytes) override {
+    auto b = newBuffer(device);
+    if (bytes == 0) return b;
+    cuda::ContextGuard g(*api_, b->context);
+    const cuda::CUresult r = api_->memAlloc(&b->ptr, bytes);
+    if (r == cuda::CUDA_ERROR_OUT_OF_MEMORY) {
+      size_t free = 0, total = 0;
+      api_->memGetInfo(&free, &total);
+      return sdk::resourceExhausted("cannot allocate " + std::to_string(bytes) + " bytes on " + devices_[device].name +
+                                    ": " + std::to_string(free) + " of " + std::to_string(total) + " bytes are free");
+    }
+    sdk::Status st = api_->check(r, "cuMemAlloc(" + std::to_string(bytes) + " bytes)");
+    if (!st.isOk()) return st;
+    return b;
+  }
+
+  /// A device pointer of this GPU (a torch CUDA tensor's data_ptr) is used in place.
+  sdk::StatusOr<std::unique_ptr<CudaBuffer>> importBuffer(uint32_t device, uint32_t memoryKind, void* data,
+                                                          uint64_t) override {
+    if (memoryKind != PLUGSDK_MEMORY_DEVICE)
+      return sdk::unimplemented("buffer_import: the cuda device imports device memory only (memory_kind DEVICE)");
+    auto b = newBuffer(device);
+    b->ptr = reinterpret_cast<cuda::CUdeviceptr>(data);
+    b->borrowed = true;
+    return b;
+  }
+
+  sdk::Status copy(const Copy& c) override {
+    if (c.bytes == 0) return sdk::Status::ok();
+    const CudaBuffer* any = c.dst ? c.dst : c.src;
+    cuda::ContextGuard g(*api_, any->context);
+    cuda::CUstream s = c.stream ? c.stream->stream : nullptr;
+    cuda::CUresult r = cuda::CUDA_SUCCESS;
+    switch (c.kind) {
+      case PLUGSDK_COPY_HOST_TO_DEVICE:
+        r = api_->memcpyHtoDAsync(c.dst->ptr + c.dstOffset, c.hostSrc, c.bytes, s);
+        break;
+      case PLUGSDK_COPY_DEVICE_TO_HOST:
+        r = api_->memcpyDtoHAsync(c.hostDst, c.src->ptr + c.srcOffset, c.bytes, s);
+        break;
+      case PLUGSDK_COPY_DEVICE_TO_DEVICE:
+        r = api_->memcpyDtoDAsync(c.dst->ptr + c.dstOffset, c.src->ptr + c.srcOffset, c.bytes, s);
+        break;
+    }
+    sdk::Status st = api_->check(r, "copying " + std::to_string(c.bytes) + " bytes");
+    if (!st.isOk() || c.stream) return st;
+    return api_->check(api_->ctxSynchronize(), "copying " + std::to_string(c.bytes) + " bytes");
+  }
+
+  sdk::Status fill(const Fill& f) override {
+    cuda::ContextGuard g(*api_, f.buffer.context);
+    cuda::CUstream s = f.stream ? f.stream->stream : nullptr;
+    const cuda::CUdeviceptr p = f.buffer.ptr + f.offset;
+    uint8_t pat[8];
+    std::memcpy(pat, f.pattern, f.patternBytes);
+    uint32_t width = f.patternBytes;
+    // A pattern that repeats within itself fills with the narrower memset.
+    if (width == 8 && std::memcmp(pat, pat + 4, 4) == 0) width = 4;
+    cuda::CUresult r = cuda::CUDA_SUCCESS;
+    if (width == 1) {
+      r = api_->memsetD8Async(p, pat[0], f.bytes, s);
+    } else if (width == 2) {
+      uint16_t v;
+      std::memcpy(&v, pat, 2);
+      r = api_->memsetD16Async(p, v, f.bytes / 2, s);
+    } else if (width == 4) {
+      uint32_t v;
+      std::memcpy(&v, pat, 4);
+      r = api_->memsetD32Async(p, v, f.bytes / 4, s);
+    } else {
+      // An 8-byte pattern (an f64 or i64 fill): staged through the host.
+      std::vector<uint8_t> host(f.bytes);
+      for (uint64_t i = 0; i < f.bytes; i += 8) std::memcpy(host.data() + i, pat, 8);
+      r = api_->memcpyHtoDAsync(p, host.data(), f.bytes, s);
+      if (r == cuda::CUDA_SUCCESS) r = s ? api_->streamSynchronize(s) : api_->ctxSynchronize();
+    }
+    sdk::Status st = api_->check(r, "filling " + std::to_string(f.bytes) + " bytes");
+    if (!st.isOk() || f.stream) return st;
+    return api_->check(api_->ctxSynchronize(), "filling " + std::to_string(f.bytes) + " bytes");
+  }
+
+  sdk::StatusOr<std::unique_ptr<CudaStream>> createStream(uint32_t device) override {
+    auto s = std::make_unique<CudaStream>();
+    s->api = api_.get();
+    s->context = devices_[device].context;
+    s->device = device;
+    cuda::ContextGuard g(*api_, s->context);
+    sdk::Status st = api_->check(api_->streamCreate(&s->stream, cuda::kStreamNonBlocking), "cuStreamCreate");
+    if (!st.isOk()) return st;
+    return s;
+  }
+
+  /// Waits for the stream, then reports the first run-time error of a kernel (kernel_status.h).
+  sdk::Status synchronizeStream(CudaStream& s) override {
+    cuda::ContextGuard g(*api_, s.context);
+    sdk::Status st = api_->check(api_->streamSynchronize(s.stream), "synchronizing a stream");
+    if (!st.isOk()) return st;
+    return status_[s.device]->collect(s.stream);
+  }
+
+  sdk::StatusOr<std::unique_ptr<CudaEvent>> createEvent(CudaStream* stream) override {
+    auto e = std::make_unique<CudaEvent>();
+    e->api = api_.get();
+    cuda::ContextGuard g(*api_, stream ? stream->context : devices_[0].context);
+    sdk::Status st = api_->check(api_->eventCreate(&e->event, cuda::kEventDisableTiming), "cuEventCreate");
+    if (!st.isOk()) return st;
+    return e;
+  }
+  sdk::Status recordEvent(CudaEvent& e, CudaStream& s) override {
+    cuda::ContextGuard g(*api_, s.context);
+    return api_->check(api_->eventRecord(e.event, s.stream), "cuEventRecord");
+  }
+  sdk::Status waitEvent(CudaStream& s, CudaEvent& e) override {
+    cuda::ContextGuard g(*api_, s.context);
+    return api_->check(api_->streamWaitEvent(s.stream, e.event, 0), "cuStreamWaitEvent");
+  }
+  sdk::Status synchronizeEvent(CudaEvent& e) override {
+    return api_->check(api_->eventSynchronize(e.event), "cuEventSynchronize");
+  }
+
+  sdk::StatusOr<std::unique_ptr<CudaExecutable>> compileKernel(uint32_t device, const sdk::KernelView& k,
+                                                               std::string_view) override {
+    const cuda::Device& d = devices_[device];
+    const std::string entry = "plugsdk_" + std::to_string(++kernels_);
+    sdk::StatusOr<cuda::PtxKernel> ptx = cuda::compileToPtx(k, d.arch, entry, ptxOptions_);
+    if (!ptx.isOk()) return ptx.status();
+    if (!dumpDir_.empty()) {
+      const std::string stem = dumpDir_ + "/" + std::string(k.name()) + "." + entry;
+      std::ofstream(stem + ".kir") << k.text();
+      std::ofstream(stem + ".ll") << ptx->llvmIr;
+      std::ofstream(stem + ".ptx") << ptx->ptx;
+    }
+    cuda::ContextGuard g(*api_, d.context);
+    sdk::StatusOr<std::unique_ptr<cuda::LoadedKernel>> loaded = cuda::loadKernel(*api_, k, *ptx, d.arch, dumpDir_);
+    if (!loaded.isOk()) return loaded.status();
+    auto e = std::make_unique<CudaExecutable>();
+    e->kernel = std::move(*loaded);
+    e->kernel->context = d.context;
+    e->kernel->statusSlot = status_[device]->assign(e->kernel->name, ptx->checkMessages);
+    e->device = device;
+    e->setLog("kernel @" + e->kernel->name + ": PTX for " + d.arch.name() + " (" + std::to_string(ptx->ptx.size()) +
+              " bytes), one thread per grid point");
+    return e;
+  }
+
+  sdk::Status launch(const Launch& l) override {
+    const CudaExecutable& e = l.executable;
+    cuda::ContextGuard g(*api_, devices_[e.device].context);
+    std::vector<cuda::CUdeviceptr> args;
+    for (size_t i = 0; i < l.buffers.size(); ++i) args.push_back(l.buffers[i]->ptr + l.offsets[i]);
+    std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
+    cuda::KernelStatus& status = *status_[e.device];
+    cuda::CUstream s = l.stream ? l.stream->stream : nullptr;
+    sdk::Status st = cuda::launchKernel(*e.kernel, args, symbols, status.address(e.kernel->statusSlot), s);
+    if (!st.isOk() || l.stream) return st;
+    return status.collect(nullptr);
+  }
+
+ private:
+  std::unique_ptr<CudaBuffer> newBuffer(uint32_t device) {
+    auto b = std::make_unique<CudaBuffer>();
+    b->api = api_.get();
+    b->context = devices_[device].context;
+    return b;
+  }
+
+  std::shared_ptr<const cuda::DriverApi> api_;
+  std::vector<cuda::Device> devices_;
+  std::string noDevice_;
+  std::vector<std::unique_ptr<cuda::KernelStatus>> status_;  ///< per device
+  cuda::PtxOptions ptxOptions_;
+  std::string dumpDir_;
+  std::atomic<uint64_t> kernels_{0};
+};
+
+}  // namespace
+
+PLUGSDK_DEFINE_PLUGIN(CudaBackend, "cuda", "0.1 (PTX from LLVM 19 NVPTX, CUDA driver API)")

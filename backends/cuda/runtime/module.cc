@@ -1,0 +1,81 @@
+// Loading PTX and launching generated kernels (see module.h).
+#include "backends/cuda/runtime/module.h"
+
+#include <cstdlib>
+#include <fstream>
+
+#include "backends/cuda/codegen/kernel_wrapper.h"
+#include "backends/cuda/runtime/device.h"
+
+namespace plugsdk::cuda {
+
+LoadedKernel::~LoadedKernel() {
+  if (!module) return;
+  ContextGuard g(*api, context);
+  api->moduleUnload(module);
+}
+
+sdk::StatusOr<std::unique_ptr<LoadedKernel>> loadKernel(const DriverApi& api, const sdk::KernelView& k,
+                                                        const PtxKernel& ptx, const GpuArch& arch,
+                                                        const std::string& keepDir) {
+  auto out = std::make_unique<LoadedKernel>();
+  out->api = &api;
+  out->name = std::string(k.name());
+  std::vector<char> info(16384), error(16384);
+  int options[] = {kJitInfoLogBuffer, kJitInfoLogBufferSizeBytes, kJitErrorLogBuffer, kJitErrorLogBufferSizeBytes,
+                   kJitLogVerbose};
+  void* values[] = {info.data(), reinterpret_cast<void*>(info.size()), error.data(),
+                    reinterpret_cast<void*>(error.size()), reinterpret_cast<void*>(1)};
+  const CUresult r = api.moduleLoadDataEx(&out->module, ptx.ptx.c_str(), 5, options, values);
+  if (r != CUDA_SUCCESS) {
+    const char* tmp = std::getenv("TMPDIR");
+    const std::string dir = !keepDir.empty() ? keepDir : tmp ? tmp : "/tmp";
+    const std::string file = dir + "/plugsdk_" + ptx.entry + ".ptx";
+    std::ofstream(file) << ptx.ptx;
+    return sdk::Status(r == CUDA_ERROR_OUT_OF_MEMORY ? sdk::Code::kResourceExhausted : sdk::Code::kInternal,
+                       "kernel @" + out->name + ": the driver rejected its PTX: " + api.errorText(r) + "\n" +
+                           std::string(error.data()) + "\nreproduce: ptxas --gpu-name " + arch.name() + " " + file);
+  }
+  sdk::Status st = api.check(api.moduleGetFunction(&out->function, out->module, ptx.entry.c_str()),
+                             "kernel @" + out->name + ": cuModuleGetFunction");
+  if (!st.isOk()) return st;
+  out->pool.assign(k.indexPool().begin(), k.indexPool().end());
+  for (size_t d = 0; d < k.numGrid(); ++d) out->grid.push_back(k.grid(d));
+  out->numArgs = k.numArgs();
+  out->numSymbols = k.numSymbols();
+  return out;
+}
+
+sdk::Status launchKernel(const LoadedKernel& k, const std::vector<CUdeviceptr>& args,
+                         const std::vector<int64_t>& symbols, CUdeviceptr status, CUstream stream) {
+  const sdk::Span<const plugsdk_index_insn_t> pool(k.pool.data(), k.pool.size());
+  const sdk::IndexEnv env{{}, {}, {symbols.data(), symbols.size()}};
+  std::vector<int64_t> grid;
+  uint64_t points = 1;
+  for (size_t d = 0; d < k.grid.size(); ++d) {
+    sdk::StatusOr<int64_t> v = sdk::evalIndex(pool, k.grid[d], env);
+    if (!v.isOk()) return v.status().withContext("kernel @" + k.name + ": grid dim " + std::to_string(d));
+    if (*v < 0)
+      return sdk::invalidArgument("kernel @" + k.name + ": grid dim " + std::to_string(d) + " has negative size " +
+                                  std::to_string(*v));
+    grid.push_back(*v);
+    points *= static_cast<uint64_t>(*v);
+  }
+  if (points == 0) return sdk::Status::ok();
+  const uint64_t blocks = (points + kBlockThreads - 1) / kBlockThreads;
+  if (blocks > 0x7fffffffu)
+    return sdk::unimplemented("kernel @" + k.name + ": " + std::to_string(points) +
+                              " grid points exceed one launch's 2^31 blocks");
+  // cuLaunchKernel takes a pointer to each parameter's value.
+  std::vector<void*> params;
+  params.reserve(args.size() + symbols.size() + grid.size() + 1);
+  for (const CUdeviceptr& a : args) params.push_back(const_cast<CUdeviceptr*>(&a));
+  for (const int64_t& s : symbols) params.push_back(const_cast<int64_t*>(&s));
+  for (int64_t& g : grid) params.push_back(&g);
+  params.push_back(&status);
+  return k.api->check(k.api->launchKernel(k.function, static_cast<unsigned>(blocks), 1, 1, kBlockThreads, 1, 1, 0,
+                                          stream, params.data(), nullptr),
+                      "kernel @" + k.name + ": launch");
+}
+
+}  // namespace plugsdk::cuda

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds what the CUDA checks run on the GPU machine, on this Debian 12 host (glibc 2.36, so
+# the binaries run on the GPU machine's 2.39; see DESIGN.md) and packs it into
+# .gpu/cuda.tar.xz with the shared libraries it needs (libLLVM and its dependencies, minus
+# the C and C++ runtimes): the cuda and reference plugins, the conformance runner, the CLI.
+#   bash tools/pack_cuda_device.sh            then: run(command="bash tools/device_cuda_check.sh", carry=[".gpu"])
+set -euo pipefail
+cd "$(dirname "$0")/.."
+B=${BUILD:-/var/tmp/bw}
+cmake -S . -B "$B" -G Ninja -DPLUGSDK_BUILD_TESTS=OFF -DPLUGSDK_PYTHON=OFF -DCMAKE_BUILD_TYPE=Release > /dev/null
+ninja -C "$B" plugsdk_cuda plugsdk_reference plugsdk_conformance plugsdk_cli
+S=$(mktemp -d)
+mkdir -p "$S/bin" "$S/plugins" "$S/lib"
+cp "$B/bin/plugsdk-conformance" "$B/bin/plugsdk" "$S/bin/"
+cp "$B/plugins/libplugsdk_cuda.so" "$B/plugins/libplugsdk_reference.so" "$S/plugins/"
+strip --strip-debug "$S"/bin/* "$S"/plugins/*
+for f in "$S"/bin/* "$S"/plugins/*; do
+  ldd "$f" | awk '/=> \//{print $3}'
+done | sort -u | grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*|libpthread|libdl|librt)\.so' |
+  while read -r l; do cp -L "$l" "$S/lib/"; done
+mkdir -p .gpu
+tar -C "$S" -cJf .gpu/cuda.tar.xz .
+rm -rf "$S"
+ls -la .gpu/cuda.tar.xz
