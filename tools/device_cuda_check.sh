@@ -20,7 +20,8 @@ export PLUGSDK_PLUGIN_PATH=$G/plugins
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 "$G/bin/plugsdk" plugins
 tiers=${1:+--tier $1}
-time "$G/bin/plugsdk-conformance" --plugin cuda $tiers --jobs "${JOBS:-8}" \
+filter=${FILTER:+--filter $FILTER}
+time "$G/bin/plugsdk-conformance" --plugin cuda $tiers $filter --jobs "${JOBS:-8}" \
   --expectations conformance/expectations/cuda.txt --report "$OUT/conformance" > "$OUT/conformance.log" 2>&1
 echo "conformance exit $?"
 grep -vE "^  (pass|PASS)" "$OUT/conformance.log" | tail -60

@@ -72,6 +72,6 @@ class KernelCompiler {
 
 /// The version of the code generator: part of every cache key (bump it when the generated
 /// code changes for the same kernel).
-constexpr const char* kCodegenVersion = "cpu-codegen-3";
+constexpr const char* kCodegenVersion = "cpu-codegen-4";
 
 }  // namespace plugsdk::cpu

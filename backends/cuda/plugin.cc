@@ -169,6 +169,10 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     const CudaBuffer* any = c.dst ? c.dst : c.src;
     cuda::ContextGuard g(*api_, any->context);
     cuda::CUstream s = c.stream ? c.stream->stream : nullptr;
+    if (!s) {
+      sdk::Status st = drain("copying " + std::to_string(c.bytes) + " bytes");
+      if (!st.isOk()) return st;
+    }
     cuda::CUresult r = cuda::CUDA_SUCCESS;
     switch (c.kind) {
       case PLUGSDK_COPY_HOST_TO_DEVICE:
@@ -189,6 +193,10 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   sdk::Status fill(const Fill& f) override {
     cuda::ContextGuard g(*api_, f.buffer.context);
     cuda::CUstream s = f.stream ? f.stream->stream : nullptr;
+    if (!s) {
+      sdk::Status st = drain("filling " + std::to_string(f.bytes) + " bytes");
+      if (!st.isOk()) return st;
+    }
     const cuda::CUdeviceptr p = f.buffer.ptr + f.offset;
     uint8_t pat[8];
     std::memcpy(pat, f.pattern, f.patternBytes);
@@ -275,7 +283,8 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     auto e = std::make_unique<CudaExecutable>();
     e->kernel = std::move(*loaded);
     e->kernel->context = d.context;
-    e->kernel->statusSlot = status_[device]->assign(e->kernel->name, ptx->checkMessages);
+    e->kernel->status = status_[device].get();
+    e->kernel->statusSlot = e->kernel->status->assign(e->kernel->name, ptx->checkMessages);
     e->device = device;
     e->setLog("kernel @" + e->kernel->name + ": PTX for " + d.arch.name() + " (" + std::to_string(ptx->ptx.size()) +
               " bytes), one thread per grid point");
@@ -290,12 +299,21 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
     cuda::KernelStatus& status = *status_[e.device];
     cuda::CUstream s = l.stream ? l.stream->stream : nullptr;
+    if (!s) {
+      sdk::Status st = drain("kernel @" + e.kernel->name);
+      if (!st.isOk()) return st;
+    }
     sdk::Status st = cuda::launchKernel(*e.kernel, args, symbols, status.address(e.kernel->statusSlot), s);
     if (!st.isOk() || l.stream) return st;
     return status.collect(nullptr);
   }
 
  private:
+  /// Before work with no stream (synchronous): everything queued on the client's streams
+  /// completes first, as the ABI orders it after them. (The streams are non-blocking, so
+  /// the driver's legacy NULL stream would not wait for them.)
+  sdk::Status drain(const std::string& what) { return api_->check(api_->ctxSynchronize(), what); }
+
   std::unique_ptr<CudaBuffer> newBuffer(uint32_t device) {
     auto b = std::make_unique<CudaBuffer>();
     b->api = api_.get();

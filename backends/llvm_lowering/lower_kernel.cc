@@ -223,12 +223,14 @@ sdk::Status KernelLowering::run(const std::string& entry) {
   const size_t rank = k_.numGrid();
   const uint32_t lanes = mode_ == VectorMode::kGrid ? target_.f32Lanes : 1;
   sdk::Status st = forLoop(fn_->getArg(1), fn_->getArg(2), 1, [&](llvm::Value* outer) -> sdk::Status {
-    // Another thread failed: stop early (the launch reports the first failure).
-    llvm::Value* status = b_.CreateLoad(b_.getInt32Ty(), statusPtr_, "status.now");
-    llvm::cast<llvm::LoadInst>(status)->setAtomic(llvm::AtomicOrdering::Monotonic);
-    llvm::BasicBlock* go = llvm::BasicBlock::Create(ctx_, "go", fn_);
-    b_.CreateCondBr(b_.CreateICmpNE(status, b_.getInt32(kStatusOk)), exit_, go);
-    b_.SetInsertPoint(go);
+    if (target_.stopOnFailure) {
+      // Another thread failed: stop early (the launch reports the first failure).
+      llvm::Value* status = b_.CreateLoad(b_.getInt32Ty(), statusPtr_, "status.now");
+      llvm::cast<llvm::LoadInst>(status)->setAtomic(llvm::AtomicOrdering::Monotonic);
+      llvm::BasicBlock* go = llvm::BasicBlock::Create(ctx_, "go", fn_);
+      b_.CreateCondBr(b_.CreateICmpNE(status, b_.getInt32(kStatusOk)), exit_, go);
+      b_.SetInsertPoint(go);
+    }
     Region r;
     r.grid.assign(rank, nullptr);
     llvm::Value* rest = outer;

@@ -213,10 +213,12 @@ sdk::StatusOr<Val> KernelLowering::scalarOp(const plugsdk_stmt_t& s, size_t pos,
       v = fp ? b_.CreateFMul(a, b) : (dt == PLUGSDK_DTYPE_BOOL ? b_.CreateAnd(a, b) : b_.CreateMul(a, b));
       break;
     case PLUGSDK_OP_DIV: v = fp ? b_.CreateFDiv(a, b) : intDivRem(s.op, a, b, dt, r); break;
-    case PLUGSDK_OP_FMOD: v = fp ? b_.CreateFRem(a, b) : intDivRem(s.op, a, b, dt, r); break;
+    // fmod through libm by name, not LLVM's frem: NVPTX expands frem as a - b * trunc(a / b),
+    // which is inexact (and overflows for a large quotient); x86 calls fmodf either way.
+    case PLUGSDK_OP_FMOD: v = fp ? callLibm("fmod", a->getType(), {a, b}) : intDivRem(s.op, a, b, dt, r); break;
     case PLUGSDK_OP_REMAINDER:
       if (fp) {
-        llvm::Value* m = b_.CreateFRem(a, b);
+        llvm::Value* m = callLibm("fmod", a->getType(), {a, b});
         llvm::Value* adjust =
             b_.CreateAnd(b_.CreateFCmpUNE(m, fconst(0)),
                          b_.CreateXor(b_.CreateFCmpOLT(b, fconst(0)), b_.CreateFCmpOLT(m, fconst(0))));

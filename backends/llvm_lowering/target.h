@@ -13,6 +13,10 @@ struct Target {
   /// f32 elements per vector operation; 1 lowers every kernel to scalar code.
   uint32_t f32Lanes = 1;
   bool wideVectors = false;  ///< prefer 512-bit vectors (LLVM's "prefer-vector-width")
+  /// Each outer grid point first reads the status word and stops once another has failed
+  /// (worth it for a CPU thread walking many points; a GPU thread has one, and the load
+  /// would cost every thread a memory access).
+  bool stopOnFailure = true;
 };
 
 // Math without an inline polynomial (vector_math.h), and the polynomials' rare slow lanes,

@@ -107,6 +107,7 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
   lowering::Target target;
   target.cpu = arch.name();
   target.f32Lanes = 1;
+  target.stopOnFailure = false;
   const std::string body = entry + "_body";
   sdk::StatusOr<lowering::LoweredKernel> lowered = lowering::lowerKernel(ctx, k, target, body);
   if (!lowered.isOk()) return lowered.status().withContext(what);

@@ -13,6 +13,7 @@ LoadedKernel::~LoadedKernel() {
   if (!module) return;
   ContextGuard g(*api, context);
   api->moduleUnload(module);
+  if (status) status->release(statusSlot);
 }
 
 sdk::StatusOr<std::unique_ptr<LoadedKernel>> loadKernel(const DriverApi& api, const sdk::KernelView& k,

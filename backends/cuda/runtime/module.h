@@ -9,6 +9,7 @@
 
 #include "backends/cuda/codegen/nvptx.h"
 #include "backends/cuda/driver/cuda_api.h"
+#include "backends/cuda/runtime/kernel_status.h"
 #include "plugsdk/kernel_view.hpp"
 
 namespace plugsdk::cuda {
@@ -23,6 +24,7 @@ struct LoadedKernel {
   std::vector<plugsdk_index_insn_t> pool;
   std::vector<plugsdk_index_expr_t> grid;
   size_t numArgs = 0, numSymbols = 0;
+  KernelStatus* status = nullptr;  ///< the client's, which outlives its executables
   uint32_t statusSlot = 0;
   ~LoadedKernel();
 };
