@@ -2,6 +2,7 @@
 // forward/backward partitioner's choice of what to save.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
