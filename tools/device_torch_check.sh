@@ -27,7 +27,7 @@ export LD_LIBRARY_PATH=/tmp/gl/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 python3 -c "import torch, sys; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.cuda.is_available())"
 site=/tmp/site
 time python3 -m pip install -q --no-build-isolation --no-deps --target "$site" -C build-dir=/tmp/pipbuild \
-  -C cmake.define.PLUGSDK_CPU_BACKEND=OFF -C build.targets="plugsdk_python;plugsdk_null;plugsdk_reference" ./python \
+  -C cmake.define.PLUGSDK_CPU_BACKEND=OFF -C cmake.define.PLUGSDK_CUDA_BACKEND=OFF -C build.targets="plugsdk_python;plugsdk_null;plugsdk_reference" ./python \
   > "$OUT/pip.log" 2>&1 || { tail -40 "$OUT/pip.log"; exit 1; }
 cp /tmp/gl/all/libplugsdk_cpu.so "$site/plugsdk/plugins/"
 export PYTHONPATH=$site
