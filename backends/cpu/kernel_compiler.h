@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "backends/cpu/cache.h"
+#include "backends/cpu/jit.h"
 #include "backends/llvm_lowering/frame.h"
 #include "backends/llvm_lowering/lowering.h"
-#include "backends/cpu/jit.h"
 
 namespace plugsdk::cpu {
 

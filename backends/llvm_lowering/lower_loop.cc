@@ -5,9 +5,9 @@
 // reference does: the first position wins).
 #include <limits>
 
+#include "backends/llvm_lowering/dtypes.h"
 #include "backends/llvm_lowering/frame.h"
 #include "backends/llvm_lowering/lowering.h"
-#include "backends/llvm_lowering/dtypes.h"
 
 namespace plugsdk::lowering {
 

@@ -2,8 +2,8 @@
 // bf16 as the top half of an f32), contiguous vector accesses, broadcasts, gathers and
 // scatters, masks (the tail's and a masked load's), and combining stores as atomic
 // read-modify-writes per lane (threads may hit the same element).
-#include "backends/llvm_lowering/lowering.h"
 #include "backends/llvm_lowering/dtypes.h"
+#include "backends/llvm_lowering/lowering.h"
 
 namespace plugsdk::lowering {
 

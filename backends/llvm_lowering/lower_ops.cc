@@ -6,10 +6,10 @@
 // (the reference rounds only at stores too).
 #include <cmath>
 
+#include "backends/llvm_lowering/dtypes.h"
 #include "backends/llvm_lowering/frame.h"
 #include "backends/llvm_lowering/lowering.h"
 #include "backends/llvm_lowering/vector_math.h"
-#include "backends/llvm_lowering/dtypes.h"
 
 namespace plugsdk::lowering {
 

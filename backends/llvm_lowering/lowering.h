@@ -83,7 +83,8 @@ struct Region {
 
 class KernelLowering {
  public:
-  KernelLowering(llvm::LLVMContext& ctx, llvm::Module& m, const sdk::KernelView& k, const Target& target, VectorMode mode);
+  KernelLowering(llvm::LLVMContext& ctx, llvm::Module& m, const sdk::KernelView& k, const Target& target,
+                 VectorMode mode);
   /// Builds the entry function.
   sdk::Status run(const std::string& entry);
   std::vector<std::string> checkMessages;

@@ -22,8 +22,8 @@
 #include <string>
 #include <vector>
 
-#include "backends/llvm_lowering/vector_math.h"
 #include "backends/cpu/jit.h"
+#include "backends/llvm_lowering/vector_math.h"
 
 namespace plugsdk::cpu {
 namespace {
