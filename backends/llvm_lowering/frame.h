@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plugsdk/kernel_view.hpp"
 #include "plugsdk/status.hpp"
 
 namespace plugsdk::lowering {
@@ -43,6 +44,25 @@ inline sdk::Status statusError(int32_t code, const std::string& kernel, const st
   const size_t check = static_cast<size_t>(code - kStatusCheckBase);
   if (code >= kStatusCheckBase && check < checkMessages.size()) return sdk::outOfRange(who + checkMessages[check]);
   return sdk::internalError(who + "unknown status " + std::to_string(code));
+}
+
+/// The grid's extents for a launch (CallFrame::grid): each dim's index program evaluated
+/// over the launch's symbol values; an error naming the kernel and dim for one that cannot be
+/// evaluated or is negative.
+inline sdk::StatusOr<std::vector<int64_t>> evalGrid(sdk::Span<const plugsdk_index_insn_t> pool,
+                                                    const std::vector<plugsdk_index_expr_t>& grid,
+                                                    const std::vector<int64_t>& symbols, const std::string& kernel) {
+  const sdk::IndexEnv env{{}, {}, {symbols.data(), symbols.size()}};
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < grid.size(); ++d) {
+    sdk::StatusOr<int64_t> v = sdk::evalIndex(pool, grid[d], env);
+    if (!v.isOk()) return v.status().withContext("kernel @" + kernel + ": grid dim " + std::to_string(d));
+    if (*v < 0)
+      return sdk::invalidArgument("kernel @" + kernel + ": grid dim " + std::to_string(d) + " has negative size " +
+                                  std::to_string(*v));
+    out.push_back(*v);
+  }
+  return out;
 }
 
 }  // namespace plugsdk::lowering

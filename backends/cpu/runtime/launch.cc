@@ -60,18 +60,13 @@ sdk::StatusOr<PreparedLaunch> PreparedLaunch::prepare(const CompiledKernel& k, s
   p.args_ = std::move(args);
   p.symbols_ = std::move(symbols);
   const sdk::Span<const plugsdk_index_insn_t> pool(k.pool.data(), k.pool.size());
-  const sdk::IndexEnv env{{}, {}, {p.symbols_.data(), p.symbols_.size()}};
-  for (size_t d = 0; d < k.grid.size(); ++d) {
-    sdk::StatusOr<int64_t> v = sdk::evalIndex(pool, k.grid[d], env);
-    if (!v.isOk()) return v.status().withContext("kernel @" + k.name + ": grid dim " + std::to_string(d));
-    if (*v < 0)
-      return sdk::invalidArgument("kernel @" + k.name + ": grid dim " + std::to_string(d) + " has negative size " +
-                                  std::to_string(*v));
-    p.grid_.push_back(*v);
-  }
+  sdk::StatusOr<std::vector<int64_t>> grid = lowering::evalGrid(pool, k.grid, p.symbols_, k.name);
+  if (!grid.isOk()) return grid.status();
+  p.grid_ = std::move(*grid);
   for (size_t d = 0; d + 1 < p.grid_.size(); ++d) p.outer_ *= p.grid_[d];
   if (!p.grid_.empty()) p.inner_ = p.grid_.back();
   // Work per point: its statements once, and each top-level loop's body per iteration.
+  const sdk::IndexEnv env{{}, {}, {p.symbols_.data(), p.symbols_.size()}};
   for (const auto& sizes : k.loops) {
     int64_t n = 1;
     for (const plugsdk_index_expr_t& e : sizes) {

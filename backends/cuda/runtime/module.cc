@@ -6,6 +6,7 @@
 
 #include "backends/cuda/codegen/kernel_wrapper.h"
 #include "backends/cuda/runtime/device.h"
+#include "backends/llvm_lowering/frame.h"
 
 namespace plugsdk::cuda {
 
@@ -42,26 +43,17 @@ sdk::StatusOr<std::unique_ptr<LoadedKernel>> loadKernel(const DriverApi& api, co
   if (!st.isOk()) return st;
   out->pool.assign(k.indexPool().begin(), k.indexPool().end());
   for (size_t d = 0; d < k.numGrid(); ++d) out->grid.push_back(k.grid(d));
-  out->numArgs = k.numArgs();
-  out->numSymbols = k.numSymbols();
   return out;
 }
 
 sdk::Status launchKernel(const LoadedKernel& k, const std::vector<CUdeviceptr>& args,
                          const std::vector<int64_t>& symbols, CUdeviceptr status, CUstream stream) {
   const sdk::Span<const plugsdk_index_insn_t> pool(k.pool.data(), k.pool.size());
-  const sdk::IndexEnv env{{}, {}, {symbols.data(), symbols.size()}};
-  std::vector<int64_t> grid;
+  sdk::StatusOr<std::vector<int64_t>> extents = lowering::evalGrid(pool, k.grid, symbols, k.name);
+  if (!extents.isOk()) return extents.status();
+  std::vector<int64_t>& grid = *extents;
   uint64_t points = 1;
-  for (size_t d = 0; d < k.grid.size(); ++d) {
-    sdk::StatusOr<int64_t> v = sdk::evalIndex(pool, k.grid[d], env);
-    if (!v.isOk()) return v.status().withContext("kernel @" + k.name + ": grid dim " + std::to_string(d));
-    if (*v < 0)
-      return sdk::invalidArgument("kernel @" + k.name + ": grid dim " + std::to_string(d) + " has negative size " +
-                                  std::to_string(*v));
-    grid.push_back(*v);
-    points *= static_cast<uint64_t>(*v);
-  }
+  for (int64_t g : grid) points *= static_cast<uint64_t>(g);
   if (points == 0) return sdk::Status::ok();
   const uint64_t blocks = (points + kBlockThreads - 1) / kBlockThreads;
   if (blocks > 0x7fffffffu)

@@ -23,7 +23,6 @@ struct LoadedKernel {
   std::string name;
   std::vector<plugsdk_index_insn_t> pool;
   std::vector<plugsdk_index_expr_t> grid;
-  size_t numArgs = 0, numSymbols = 0;
   KernelStatus* status = nullptr;  ///< the client's, which outlives its executables
   uint32_t statusSlot = 0;
   ~LoadedKernel();
