@@ -5,18 +5,7 @@
 #   device: run(command="bash tools/device_cuda_check.sh [TIERS]", carry=[".gpu"])
 # TIERS: a --tier list (default: every tier the expectations claim). JOBS: workers (8).
 set -uo pipefail
-OUT=${OUT:-/tmp/out}
-G=/tmp/gc
-mkdir -p "$OUT" "$G"
-tar -C "$G" -xJf .gpu/cuda.tar.xz || exit 1
-# Only the libraries this machine lacks.
-mkdir -p "$G/needed"
-for f in "$G"/lib/*; do
-  n=$(basename "$f")
-  ldconfig -p | grep -q " $n " || cp "$f" "$G/needed/"
-done
-export LD_LIBRARY_PATH=$G/needed${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PLUGSDK_PLUGIN_PATH=$G/plugins
+source "$(dirname "$0")/device_cuda_unpack.sh"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 "$G/bin/plugsdk" plugins
 tiers=${1:+--tier $1}

@@ -19,6 +19,6 @@ for f in "$S"/bin/* "$S"/plugins/*; do
 done | sort -u | grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*|libpthread|libdl|librt)\.so' |
   while read -r l; do cp -L "$l" "$S/lib/"; done
 mkdir -p .gpu
-tar -C "$S" -cJf .gpu/cuda.tar.xz .
+XZ_OPT="-T0 -6" tar -C "$S" -cJf .gpu/cuda.tar.xz .
 rm -rf "$S"
 ls -la .gpu/cuda.tar.xz

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "backends/llvm_lowering/dtypes.h"
 #include "backends/llvm_lowering/lowering.h"
 
 namespace plugsdk::lowering {
@@ -226,6 +227,53 @@ sdk::StatusOr<llvm::Value*> KernelLowering::uniformIndex(plugsdk_index_expr_t e,
   sdk::StatusOr<IndexVal> x = index(e, scalar);
   if (!x.isOk()) return x.status();
   return x->base ? x->base : x->lanes;
+}
+
+}  // namespace plugsdk::lowering
+
+namespace plugsdk::lowering {
+
+int64_t KernelLowering::laneZeroMultiple(plugsdk_index_expr_t e, const Region& r) const {
+  static constexpr int64_t kMost = int64_t{1} << 30;  // "a multiple of anything we ask about"
+  auto lowBit = [](int64_t c) { return c == 0 ? kMost : std::min<int64_t>(c & -c, kMost); };
+  std::vector<int64_t> st;
+  const sdk::Span<const plugsdk_index_insn_t> pool = k_.indexPool();
+  for (uint32_t i = 0; i < e.count; ++i) {
+    const plugsdk_index_insn_t& in = pool[e.first + i];
+    switch (in.op) {
+      case PLUGSDK_INDEX_CONST: st.push_back(lowBit(in.operand)); continue;
+      case PLUGSDK_INDEX_SYMBOL: st.push_back(target_.symbolDivisor); continue;
+      case PLUGSDK_INDEX_GRID_VAR:
+      case PLUGSDK_INDEX_LOOP_VAR:
+        // The per-lane variable's lane 0 is a chunk's start: a multiple of the lanes when the
+        // launch promises aligned chunks (Target::argAlign).
+        st.push_back(r.lanes > 1 && in.op == r.laneKind && in.operand == r.laneVar && target_.argAlign > 0 ? r.lanes
+                                                                                                           : 1);
+        continue;
+      case PLUGSDK_INDEX_VALUE: st.push_back(1); continue;
+      default: break;
+    }
+    if (st.size() < 2) return 1;
+    const int64_t b = st.back();
+    st.pop_back();
+    const int64_t a = st.back();
+    st.pop_back();
+    switch (in.op) {
+      case PLUGSDK_INDEX_ADD:
+      case PLUGSDK_INDEX_SUB:
+      case PLUGSDK_INDEX_MOD: st.push_back(std::min(a, b)); break;  // x mod c: x - c*q
+      case PLUGSDK_INDEX_MUL: st.push_back(std::min(a * b, kMost)); break;
+      default: st.push_back(1);  // a quotient: nothing known
+    }
+  }
+  return st.size() == 1 ? st[0] : 1;
+}
+
+llvm::Align KernelLowering::vectorAlign(plugsdk_index_expr_t e, const Region& r, uint32_t dtype) const {
+  const int64_t elem = dtypeBytes(dtype);
+  if (target_.argAlign == 0 || r.lanes == 1) return llvm::Align(elem);
+  const int64_t bytes = std::min<int64_t>({laneZeroMultiple(e, r) * elem, target_.argAlign, elem * r.lanes});
+  return llvm::Align(static_cast<uint64_t>(std::max(bytes & -bytes, elem)));
 }
 
 }  // namespace plugsdk::lowering

@@ -5,6 +5,7 @@
 
 #include "backends/llvm_lowering/frame.h"
 #include "backends/llvm_lowering/lowering.h"
+#include "backends/llvm_lowering/thread_group.h"
 
 namespace plugsdk::lowering {
 
@@ -178,6 +179,42 @@ sdk::Status KernelLowering::chunked(llvm::Value* begin, llvm::Value* end, uint32
   return sdk::Status::ok();
 }
 
+sdk::Status KernelLowering::spread(llvm::Value* end, uint32_t lanes,
+                                   const std::function<sdk::Status(llvm::Value*, llvm::Value*)>& body) {
+  const ThreadGroup& g = *target_.group;
+  llvm::Value* tid = g.threadIndex(b_);
+  llvm::Value* width = b_.getInt64(lanes);
+  llvm::Value* fullEnd = b_.CreateMul(b_.CreateUDiv(end, width), width, "full.end");
+  sdk::Status st = forLoop(b_.CreateMul(tid, width), fullEnd, int64_t{lanes} * g.size(),
+                           [&](llvm::Value* i) { return body(i, nullptr); });
+  if (!st.isOk()) return st;
+  // The partial chunk belongs to the thread that would have taken the next full one.
+  llvm::Value* owner = b_.CreateURem(b_.CreateUDiv(fullEnd, width), b_.getInt64(g.size()));
+  llvm::BasicBlock* tail = llvm::BasicBlock::Create(ctx_, "spread.tail", fn_);
+  llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx_, "spread.after", fn_);
+  b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpSLT(fullEnd, end), b_.CreateICmpEQ(owner, tid)), tail, after);
+  b_.SetInsertPoint(tail);
+  llvm::Value* laneIdx = b_.CreateAdd(b_.CreateVectorSplat(lanes, fullEnd), laneIota(lanes));
+  st = body(fullEnd, b_.CreateICmpSLT(laneIdx, b_.CreateVectorSplat(lanes, end), "tail.mask"));
+  if (!st.isOk()) return st;
+  b_.CreateBr(after);
+  b_.SetInsertPoint(after);
+  return sdk::Status::ok();
+}
+
+sdk::Status KernelLowering::inOneThread(const Region& r, const std::function<sdk::Status()>& body) {
+  if (!r.replicated) return body();
+  llvm::BasicBlock* one = llvm::BasicBlock::Create(ctx_, "one.thread", fn_);
+  llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx_, "one.after", fn_);
+  b_.CreateCondBr(b_.CreateICmpEQ(target_.group->threadIndex(b_), b_.getInt64(0)), one, after);
+  b_.SetInsertPoint(one);
+  sdk::Status st = body();
+  if (!st.isOk()) return st;
+  b_.CreateBr(after);
+  b_.SetInsertPoint(after);
+  return sdk::Status::ok();
+}
+
 void KernelLowering::failWith(llvm::Value* failed, int32_t code) {
   llvm::BasicBlock* bad = llvm::BasicBlock::Create(ctx_, "fail", fn_);
   llvm::BasicBlock* good = llvm::BasicBlock::Create(ctx_, "ok", fn_);
@@ -219,6 +256,12 @@ sdk::Status KernelLowering::run(const std::string& entry) {
   }
   for (size_t d = 0; d < k_.numGrid(); ++d)
     gridSizes_.push_back(b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, gridArr, d), "g" + std::to_string(d)));
+  // What the launch guarantees about alignment, for the vector accesses' alignment.
+  if (target_.argAlign > 1)
+    for (llvm::Value* p : argPtrs_) b_.CreateAlignmentAssumption(m_.getDataLayout(), p, target_.argAlign);
+  if (target_.symbolDivisor > 1)
+    for (llvm::Value* v : symbols_)
+      b_.CreateAssumption(b_.CreateICmpEQ(b_.CreateAnd(v, b_.getInt64(target_.symbolDivisor - 1)), b_.getInt64(0)));
 
   const size_t rank = k_.numGrid();
   const uint32_t lanes = mode_ == VectorMode::kGrid ? target_.f32Lanes : 1;
@@ -233,6 +276,7 @@ sdk::Status KernelLowering::run(const std::string& entry) {
     }
     Region r;
     r.grid.assign(rank, nullptr);
+    r.replicated = mode_ == VectorMode::kLoop && target_.group;
     llvm::Value* rest = outer;
     for (size_t d = rank; d-- > 1;) {  // outer dims, innermost first
       if (d - 1 == 0) {

@@ -8,19 +8,45 @@
 #include "backends/llvm_lowering/dtypes.h"
 #include "backends/llvm_lowering/frame.h"
 #include "backends/llvm_lowering/lowering.h"
+#include "backends/llvm_lowering/thread_group.h"
 
 namespace plugsdk::lowering {
 
-namespace {
-
-struct Acc {
-  const plugsdk_stmt_t* s = nullptr;
-  uint32_t dtype = 0;  ///< the operand's dtype
-  llvm::AllocaInst* value = nullptr;
-  llvm::AllocaInst* best = nullptr;  ///< argmax / argmin: the position (i64 per lane)
-};
-
-}  // namespace
+std::pair<llvm::Value*, llvm::Value*> KernelLowering::combineOrdered(const Acc& a, llvm::Value* r, llvm::Value* bi,
+                                                                     llvm::Value* v, llvm::Value* vi) {
+  const bool fp = isFloatDtype(a.dtype);
+  switch (a.s->op) {
+    case PLUGSDK_REDUCE_SUM:
+      return {fp                              ? b_.CreateFAdd(r, v)
+              : a.dtype == PLUGSDK_DTYPE_BOOL ? b_.CreateOr(r, v)
+                                              : b_.CreateAdd(r, v),
+              nullptr};
+    case PLUGSDK_REDUCE_PROD:
+      return {fp                              ? b_.CreateFMul(r, v)
+              : a.dtype == PLUGSDK_DTYPE_BOOL ? b_.CreateAnd(r, v)
+                                              : b_.CreateMul(r, v),
+              nullptr};
+    case PLUGSDK_REDUCE_MAX:
+    case PLUGSDK_REDUCE_MIN: return {maxMin(r, v, a.dtype, a.s->op == PLUGSDK_REDUCE_MAX), nullptr};
+    default: break;
+  }
+  // argmax / argmin: the better value wins; on a tie, or between NaNs, the earlier position.
+  const bool isMax = a.s->op == PLUGSDK_REDUCE_ARGMAX;
+  llvm::Value* earlier = b_.CreateICmpSLT(vi, bi);
+  llvm::Value* take = nullptr;
+  if (fp) {
+    llvm::Value* rNan = b_.CreateFCmpUNO(r, r);
+    llvm::Value* vNan = b_.CreateFCmpUNO(v, v);
+    llvm::Value* better = isMax ? b_.CreateFCmpOGT(v, r) : b_.CreateFCmpOLT(v, r);
+    llvm::Value* tie = b_.CreateAnd(b_.CreateFCmpOEQ(v, r), earlier);
+    take = b_.CreateSelect(rNan, b_.CreateAnd(vNan, earlier), b_.CreateOr(vNan, b_.CreateOr(better, tie)));
+  } else {
+    llvm::Value* better = isUnsignedDtype(a.dtype) ? (isMax ? b_.CreateICmpUGT(v, r) : b_.CreateICmpULT(v, r))
+                                                   : (isMax ? b_.CreateICmpSGT(v, r) : b_.CreateICmpSLT(v, r));
+    take = b_.CreateOr(better, b_.CreateAnd(b_.CreateICmpEQ(v, r), earlier));
+  }
+  return {b_.CreateSelect(take, v, r), b_.CreateSelect(take, vi, bi)};
+}
 
 sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& outer) {
   const size_t rank = s.num_loop_sizes;
@@ -34,6 +60,7 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
   }
   const bool vecLoop = mode_ == VectorMode::kLoop && rank > 0;
   const uint32_t lanes = vecLoop ? target_.f32Lanes : outer.lanes;
+  const ThreadGroup* group = vecLoop ? target_.group : nullptr;  // the lanes spread over its threads
 
   // Accumulators, allocated in the entry block (promoted to registers by LLVM).
   std::vector<Acc> accs;
@@ -92,6 +119,7 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
     inner.loopExtents.push_back(c.isOk() ? std::optional<int64_t>(*c) : std::nullopt);
   }
   if (vecLoop) {
+    inner.replicated = false;
     inner.lanes = lanes;
     inner.laneKind = PLUGSDK_INDEX_LOOP_VAR;
     inner.laneVar = static_cast<int64_t>(rank) - 1;
@@ -163,15 +191,19 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
         inner.loop[d] = i;
         return nest(d + 1, b_.CreateAdd(base, i));
       });
-    return chunked(b_.getInt64(0), sizes[d], vecLoop ? lanes : 1, [&](llvm::Value* i, llvm::Value* mask) {
+    auto chunk = [&](llvm::Value* i, llvm::Value* mask) {
       inner.loop[d] = i;
       return body(b_.CreateAdd(base, i), mask);
-    });
+    };
+    if (group) return spread(sizes[d], lanes, chunk);
+    return chunked(b_.getInt64(0), sizes[d], vecLoop ? lanes : 1, chunk);
   };
   sdk::Status st = nest(0, b_.getInt64(0));
   if (!st.isOk()) return st;
 
-  // Results: vectors of grid lanes as they are; vectors of loop lanes combined into one.
+  // Results: vectors of grid lanes as they are; vectors of loop lanes combined into one,
+  // then across the thread group when the lanes were spread over it.
+  std::vector<llvm::Value*> fields;  // per acc: its value, and its position for an arg reduce
   for (Acc& a : accs) {
     llvm::Value* acc = b_.CreateLoad(a.value->getAllocatedType(), a.value);
     const bool arg = a.s->op == PLUGSDK_REDUCE_ARGMAX || a.s->op == PLUGSDK_REDUCE_ARGMIN;
@@ -180,11 +212,11 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
       values_[static_cast<size_t>(a.s->result)] = Val{arg ? best : roundTo(acc, a.s->dtype), lanes > 1};
       continue;
     }
-    const bool fp = isFloatDtype(a.dtype);
     llvm::Value* r = nullptr;
-    if (a.s->op == PLUGSDK_REDUCE_SUM || a.s->op == PLUGSDK_REDUCE_PROD) {
+    llvm::Value* bi = nullptr;
+    if (!arg && a.s->op != PLUGSDK_REDUCE_MAX && a.s->op != PLUGSDK_REDUCE_MIN) {
       const bool sum = a.s->op == PLUGSDK_REDUCE_SUM;
-      if (fp) {
+      if (isFloatDtype(a.dtype)) {
         llvm::Type* et = acc->getType()->getScalarType();
         r = sum ? b_.CreateFAddReduce(llvm::ConstantFP::get(et, 0.0), acc)
                 : b_.CreateFMulReduce(llvm::ConstantFP::get(et, 1.0), acc);
@@ -197,35 +229,39 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
     } else {
       // Lane by lane in position order of each lane's first element (lane i saw position i
       // first), keeping the earlier position on ties.
-      const bool isMax = a.s->op == PLUGSDK_REDUCE_MAX || a.s->op == PLUGSDK_REDUCE_ARGMAX;
       r = b_.CreateExtractElement(acc, uint64_t{0});
-      llvm::Value* bi = arg ? b_.CreateExtractElement(best, uint64_t{0}) : nullptr;
+      bi = arg ? b_.CreateExtractElement(best, uint64_t{0}) : nullptr;
       for (uint32_t lane = 1; lane < lanes; ++lane) {
-        llvm::Value* v = b_.CreateExtractElement(acc, lane);
-        if (!arg) {
-          r = maxMin(r, v, a.dtype, isMax);
-          continue;
-        }
-        llvm::Value* vi = b_.CreateExtractElement(best, lane);
-        llvm::Value* earlier = b_.CreateICmpSLT(vi, bi);
-        llvm::Value* take = nullptr;
-        if (fp) {
-          llvm::Value* rNan = b_.CreateFCmpUNO(r, r);
-          llvm::Value* vNan = b_.CreateFCmpUNO(v, v);
-          llvm::Value* better = isMax ? b_.CreateFCmpOGT(v, r) : b_.CreateFCmpOLT(v, r);
-          llvm::Value* tie = b_.CreateAnd(b_.CreateFCmpOEQ(v, r), earlier);
-          take = b_.CreateSelect(rNan, b_.CreateAnd(vNan, earlier), b_.CreateOr(vNan, b_.CreateOr(better, tie)));
-        } else {
-          llvm::Value* better = isUnsignedDtype(a.dtype) ? (isMax ? b_.CreateICmpUGT(v, r) : b_.CreateICmpULT(v, r))
-                                                         : (isMax ? b_.CreateICmpSGT(v, r) : b_.CreateICmpSLT(v, r));
-          take = b_.CreateOr(better, b_.CreateAnd(b_.CreateICmpEQ(v, r), earlier));
-        }
-        r = b_.CreateSelect(take, v, r);
-        bi = b_.CreateSelect(take, vi, bi);
+        std::pair<llvm::Value*, llvm::Value*> x = combineOrdered(a, r, bi, b_.CreateExtractElement(acc, lane),
+                                                                 arg ? b_.CreateExtractElement(best, lane) : nullptr);
+        r = x.first;
+        bi = x.second;
       }
-      if (arg) r = bi;
     }
-    values_[static_cast<size_t>(a.s->result)] = Val{arg ? r : roundTo(r, a.s->dtype), false};
+    fields.push_back(r);
+    if (arg) fields.push_back(bi);
+  }
+  if (!vecLoop) return sdk::Status::ok();
+  if (group && !fields.empty()) {
+    fields = group->allReduce(b_, fields, [&](const std::vector<llvm::Value*>& x, const std::vector<llvm::Value*>& y) {
+      std::vector<llvm::Value*> out;
+      size_t f = 0;
+      for (Acc& a : accs) {
+        const bool arg = a.best != nullptr;
+        std::pair<llvm::Value*, llvm::Value*> c =
+            combineOrdered(a, x[f], arg ? x[f + 1] : nullptr, y[f], arg ? y[f + 1] : nullptr);
+        out.push_back(c.first);
+        if (arg) out.push_back(c.second);
+        f += arg ? 2 : 1;
+      }
+      return out;
+    });
+  }
+  size_t f = 0;
+  for (Acc& a : accs) {
+    const bool arg = a.best != nullptr;
+    values_[static_cast<size_t>(a.s->result)] = Val{arg ? fields[f + 1] : roundTo(fields[f], a.s->dtype), false};
+    f += arg ? 2 : 1;
   }
   return sdk::Status::ok();
 }

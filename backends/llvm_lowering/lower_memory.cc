@@ -107,8 +107,9 @@ sdk::StatusOr<Val> KernelLowering::load(const plugsdk_stmt_t& s, size_t pos, Reg
   llvm::Value* zero = llvm::Constant::getNullValue(vt);
   if (ix->kind == K::kAffine && ix->stride == 1) {
     llvm::Value* ptr = b_.CreateGEP(st, base, ix->base);
-    llvm::Value* v = mask ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(vt, ptr, align, mask, zero))
-                          : b_.CreateAlignedLoad(vt, ptr, align);
+    const llvm::Align va = vectorAlign(s.index, r, s.dtype);
+    llvm::Value* v = mask ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(vt, ptr, va, mask, zero))
+                          : b_.CreateAlignedLoad(vt, ptr, va);
     return Val{fromStorage(v, s.dtype), true};
   }
   if (ix->kind == K::kAffine && ix->stride >= 2 && ix->stride <= 4) {
@@ -138,6 +139,10 @@ sdk::StatusOr<Val> KernelLowering::load(const plugsdk_stmt_t& s, size_t pos, Reg
 }
 
 sdk::Status KernelLowering::store(const plugsdk_stmt_t& s, size_t pos, Region& r) {
+  return inOneThread(r, [&] { return storeAll(s, pos, r); });
+}
+
+sdk::Status KernelLowering::storeAll(const plugsdk_stmt_t& s, size_t pos, Region& r) {
   const plugsdk_kernel_arg_t& arg = k_.arg(static_cast<size_t>(s.arg));
   llvm::Type* st = storageType(arg.dtype);
   if (!st) return fail(pos, "a store of dtype " + std::to_string(arg.dtype));
@@ -164,10 +169,11 @@ sdk::Status KernelLowering::store(const plugsdk_stmt_t& s, size_t pos, Region& r
   llvm::Value* data = toStorage(widen(v, r.lanes), arg.dtype);
   if (ix->kind == K::kAffine && ix->stride == 1) {
     llvm::Value* ptr = b_.CreateGEP(st, base, ix->base);
+    const llvm::Align va = vectorAlign(s.index, r, arg.dtype);
     if (r.mask)
-      b_.CreateMaskedStore(data, ptr, align, r.mask);
+      b_.CreateMaskedStore(data, ptr, va, r.mask);
     else
-      b_.CreateAlignedStore(data, ptr, align);
+      b_.CreateAlignedStore(data, ptr, va);
     return sdk::Status::ok();
   }
   llvm::Value* ptrs = ix->kind == K::kUniform ? b_.CreateVectorSplat(r.lanes, b_.CreateGEP(st, base, ix->base))

@@ -79,6 +79,17 @@ struct Region {
   std::vector<llvm::Value*> grid;                   ///< i64 per grid var (the per-lane one: its lane-0 value)
   std::vector<llvm::Value*> loop;                   ///< i64 per loop var of the enclosing loop
   std::vector<std::optional<int64_t>> loopExtents;  ///< each loop var's extent, when a constant
+  /// Every thread of the program's thread group runs these statements on the same point
+  /// (kLoop mode with a group, outside the loops whose lanes are spread): one thread stores.
+  bool replicated = false;
+};
+
+/// A reduction's accumulator while its loop is lowered.
+struct Acc {
+  const plugsdk_stmt_t* s = nullptr;
+  uint32_t dtype = 0;  ///< the operand's dtype
+  llvm::AllocaInst* value = nullptr;
+  llvm::AllocaInst* best = nullptr;  ///< argmax / argmin: the position (i64 per lane)
 };
 
 class KernelLowering {
@@ -100,6 +111,13 @@ class KernelLowering {
   /// then one masked chunk for the rest. body(base, mask) with mask nullptr when full.
   sdk::Status chunked(llvm::Value* begin, llvm::Value* end, uint32_t lanes,
                       const std::function<sdk::Status(llvm::Value*, llvm::Value*)>& body);
+  /// Runs body over [0, end) of a loop variable whose chunks of `lanes` are spread over the
+  /// thread group: this thread's full chunks, then the partial last chunk (masked) in the
+  /// thread whose turn it is.
+  sdk::Status spread(llvm::Value* end, uint32_t lanes,
+                     const std::function<sdk::Status(llvm::Value*, llvm::Value*)>& body);
+  /// Runs body in thread 0 of the group only (where the region is replicated).
+  sdk::Status inOneThread(const Region& r, const std::function<sdk::Status()>& body);
   /// Stores `code` into *status unless it is set, and leaves the function.
   void failWith(llvm::Value* failed, int32_t code);
   sdk::Status fail(size_t pos, const std::string& why) const;
@@ -108,12 +126,19 @@ class KernelLowering {
   sdk::StatusOr<IndexVal> index(plugsdk_index_expr_t e, const Region& r);
   /// The per-lane vector of an index value.
   llvm::Value* indexLanes(const IndexVal& x, const Region& r);
+  /// The largest power of two known to divide index `e`'s value at lane 0 (from constants,
+  /// Target::symbolDivisor and the per-lane variable's chunk starts); 1 when nothing is known.
+  int64_t laneZeroMultiple(plugsdk_index_expr_t e, const Region& r) const;
+  /// The alignment of a contiguous access of r.lanes elements of `dtype` at index `e`.
+  llvm::Align vectorAlign(plugsdk_index_expr_t e, const Region& r, uint32_t dtype) const;
   /// A uniform i64 (loop sizes, grid sizes: programs without per-lane operands).
   sdk::StatusOr<llvm::Value*> uniformIndex(plugsdk_index_expr_t e, const Region& r);
 
   // ---- lower_memory.cc
   sdk::StatusOr<Val> load(const plugsdk_stmt_t& s, size_t pos, Region& r);
   sdk::Status store(const plugsdk_stmt_t& s, size_t pos, Region& r);
+  /// The store in every thread running the region (store() narrows a replicated one to one).
+  sdk::Status storeAll(const plugsdk_stmt_t& s, size_t pos, Region& r);
   sdk::Status combiningStore(const plugsdk_stmt_t& s, llvm::Value* ptrs, llvm::Value* value, llvm::Value* mask,
                              uint32_t lanes);
   llvm::Type* storageType(uint32_t dtype);
@@ -141,6 +166,10 @@ class KernelLowering {
 
   // ---- lower_loop.cc
   sdk::Status loop(const plugsdk_stmt_t& s, size_t pos, Region& r);
+  /// Two partial results of reduce `a` combined into one, (value, position) with position
+  /// nullptr but for argmax / argmin, whose ties go to the earlier position.
+  std::pair<llvm::Value*, llvm::Value*> combineOrdered(const Acc& a, llvm::Value* r, llvm::Value* bi, llvm::Value* v,
+                                                       llvm::Value* vi);
 
   // ---- helpers
  public:

@@ -7,6 +7,8 @@
 
 namespace plugsdk::lowering {
 
+class ThreadGroup;
+
 struct Target {
   std::string cpu;       ///< LLVM "target-cpu" of the entry function ("znver4", "sm_90"); empty: none
   std::string features;  ///< LLVM "target-features"
@@ -17,6 +19,17 @@ struct Target {
   /// (worth it for a CPU thread walking many points; a GPU thread has one, and the load
   /// would cost every thread a memory access).
   bool stopOnFailure = true;
+  /// Every transcendental calls the math library by name (a GPU's, tuned for it) instead of
+  /// the inline polynomials, which are written for CPU vector units.
+  bool mathLibrary = false;
+  /// The threads that share one program (thread_group.h); nullptr: one thread (the CPU).
+  const ThreadGroup* group = nullptr;
+  /// Facts the launch guarantees, which let contiguous vector accesses be aligned (Triton's
+  /// specialization on divisibility): every argument pointer is aligned to `argAlign` bytes
+  /// (0: nothing known; set, it also promises that each call's inner points start at a
+  /// multiple of f32Lanes) and every symbol is a multiple of `symbolDivisor` (a power of two).
+  uint32_t argAlign = 0;
+  int64_t symbolDivisor = 1;
 };
 
 // Math without an inline polynomial (vector_math.h), and the polynomials' rare slow lanes,

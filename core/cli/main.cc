@@ -46,6 +46,7 @@ const char* kUsage =
     "      --seed N             seed for random inputs (default 0)\n"
     "      --save DIR           write outputs as DIR/<output-name>.npy\n"
     "      --repeat N           run N times, report the median time\n"
+    "      --batch K            on a device: K runs per synchronize, each repetition's time / K\n"
     "      --json FILE          also write the times (and compile time) as JSON\n"
     "      --quiet              do not print output values\n"
     "  ops [--tsv]            list the registered ops (name, family, reference kernel, schema)\n"
@@ -165,6 +166,7 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   std::map<std::string, int64_t> syms;
   uint64_t seed = 0;
   int repeat = 1;
+  int batch = 1;
   bool quiet = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -221,6 +223,10 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
         auto v = value("--repeat");
         if (!v) return 2;
         repeat = std::max(1, std::stoi(*v));
+      } else if (a == "--batch") {
+        auto v = value("--batch");
+        if (!v) return 2;
+        batch = std::max(1, std::stoi(*v));
       } else if (a == "--json") {
         auto v = value("--json");
         if (!v) return 2;
@@ -331,7 +337,7 @@ int cmdRun(const std::shared_ptr<const ir::Context>& ctx, const std::vector<std:
   if (onDevice) {
     outs = onDevice->run(inputs);
     if (!outs.isOk()) return fail(outs.status());
-    outs = onDevice->run(inputs, {.repeat = repeat, .launchSeconds = &deviceTimes});
+    outs = onDevice->run(inputs, {.repeat = repeat, .batch = batch, .launchSeconds = &deviceTimes});
     if (!outs.isOk()) return fail(outs.status());
     times = deviceTimes;
   }

@@ -297,14 +297,16 @@ StatusOr<std::string> inputBytes(const sched::Program& p, const sched::ProgramIn
   return bytes;
 }
 
-/// Launches every step of the program in order over `pl`, options.repeat times, each
-/// repetition synchronized.
+/// Launches every step of the program in order over `pl`, options.batch times per
+/// repetition, options.repeat repetitions, each synchronized.
 Status launchSteps(const Device& device_, const sched::Program& p,
                    const std::vector<std::unique_ptr<DeviceProgram::Executable>>& steps_, const Placement& pl,
                    const Symbols& s, const RunOptions& options) {
   for (int rep = 0; rep < std::max(1, options.repeat); ++rep) {
     const auto started = std::chrono::steady_clock::now();
-    for (size_t i = 0; i < p.steps.size(); ++i) {
+    const int batch = std::max(1, options.batch);
+    for (size_t n = 0; n < static_cast<size_t>(batch) * p.steps.size(); ++n) {
+      const size_t i = n % p.steps.size();
       const sched::Step& step = p.steps[i];
       const DeviceProgram::Executable& e = *steps_[i];
       std::vector<plugsdk_buffer_t*> bufs;
@@ -345,7 +347,7 @@ Status launchSteps(const Device& device_, const sched::Program& p,
     RETURN_IF_ERROR(device_.synchronize());
     if (options.launchSeconds)
       options.launchSeconds->push_back(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / batch);
   }
   return Status::ok();
 }

@@ -30,7 +30,11 @@ struct RunOptions {
   /// Launch the whole program this many times over the same uploaded inputs (benchmarks:
   /// upload and download happen once, outside the timed part).
   int repeat = 1;
-  /// When set, receives the wall time of each repetition: every launch, then synchronize.
+  /// Launch the program this many times back to back in each repetition before its one
+  /// synchronize (benchmarks of short programs: the synchronize's cost is spread over them).
+  int batch = 1;
+  /// When set, receives the wall time of each repetition (every launch, then synchronize)
+  /// divided by `batch`: the time of one program.
   std::vector<double>* launchSeconds = nullptr;
 };
 

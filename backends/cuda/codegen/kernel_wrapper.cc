@@ -6,14 +6,28 @@
 
 namespace plugsdk::cuda {
 
-void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::string& entry, const std::string& name) {
+const char* mappingName(ThreadMapping::Kind k) {
+  switch (k) {
+    case ThreadMapping::Kind::kPointPerThread: return "point-per-thread";
+    case ThreadMapping::Kind::kLanesPerThread: return "lanes-per-thread";
+    case ThreadMapping::Kind::kBlockPerPoint: return "block-per-point";
+  }
+  return "?";
+}
+
+void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::string& entry,
+                      const std::string& alignedEntry, const std::string& name, const ThreadMapping& mapping) {
   llvm::LLVMContext& ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Type* ptr = b.getPtrTy();
   llvm::Type* i64 = b.getInt64Ty();
   llvm::Function* body = m.getFunction(entry);
-  body->setLinkage(llvm::GlobalValue::InternalLinkage);
-  body->addFnAttr(llvm::Attribute::AlwaysInline);
+  llvm::Function* alignedBody = alignedEntry.empty() ? nullptr : m.getFunction(alignedEntry);
+  for (llvm::Function* f : {body, alignedBody}) {
+    if (!f) continue;
+    f->setLinkage(llvm::GlobalValue::InternalLinkage);
+    f->addFnAttr(llvm::Attribute::AlwaysInline);
+  }
 
   const size_t nArgs = k.numArgs(), nSyms = k.numSymbols(), rank = k.numGrid();
   std::vector<llvm::Type*> params(nArgs, ptr);
@@ -25,9 +39,13 @@ void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::stri
   f->addFnAttr(llvm::Attribute::NoUnwind);
   if (body->hasFnAttribute("target-cpu")) f->addFnAttr(body->getFnAttribute("target-cpu"));
   // LLVM 19 still reads kernels from nvvm.annotations as well as from the calling convention.
-  m.getOrInsertNamedMetadata("nvvm.annotations")
-      ->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "kernel"),
-                                           llvm::ConstantAsMetadata::get(b.getInt32(1))}));
+  auto annotate = [&](const char* key, uint32_t value) {
+    m.getOrInsertNamedMetadata("nvvm.annotations")
+        ->addOperand(llvm::MDNode::get(ctx, {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, key),
+                                             llvm::ConstantAsMetadata::get(b.getInt32(value))}));
+  };
+  annotate("kernel", 1);
+  annotate("maxntidx", mapping.blockThreads);
 
   llvm::BasicBlock* start = llvm::BasicBlock::Create(ctx, "entry", f);
   llvm::BasicBlock* run = llvm::BasicBlock::Create(ctx, "run", f);
@@ -48,19 +66,68 @@ void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::stri
   for (int i = 0; i < 4; ++i) b.CreateStore(fields[i], b.CreateConstGEP1_64(ptr, frame, i));
 
   auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), i64); };
-  llvm::Value* tid = b.CreateAdd(
-      b.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
-      sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), "point");
+  llvm::Value* block = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+  llvm::Value* thread = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
   llvm::Value* inner = b.getInt64(1);
   if (rank) inner = f->getArg(static_cast<unsigned>(nArgs + nSyms + rank - 1));
   llvm::Value* outer = b.getInt64(1);
   for (size_t d = 0; d + 1 < rank; ++d) outer = b.CreateMul(outer, f->getArg(static_cast<unsigned>(nArgs + nSyms + d)));
-  b.CreateCondBr(b.CreateICmpULT(tid, b.CreateMul(outer, inner)), run, done);
+
+  // Which program this thread runs: outer point o, inner points [lo, hi).
+  llvm::Value *o = nullptr, *lo = nullptr, *hi = nullptr, *inRange = nullptr;
+  switch (mapping.kind) {
+    case ThreadMapping::Kind::kPointPerThread:
+    case ThreadMapping::Kind::kBlockPerPoint: {
+      llvm::Value* point = mapping.kind == ThreadMapping::Kind::kBlockPerPoint
+                               ? block
+                               : b.CreateAdd(b.CreateMul(block, b.getInt64(mapping.blockThreads)), thread, "point");
+      inRange = b.CreateICmpULT(point, b.CreateMul(outer, inner));
+      o = b.CreateUDiv(point, inner);
+      lo = b.CreateURem(point, inner);
+      hi = b.CreateAdd(lo, b.getInt64(1));
+      break;
+    }
+    case ThreadMapping::Kind::kLanesPerThread: {
+      llvm::Value* lanes = b.getInt64(mapping.lanes);
+      llvm::Value* chunks = b.CreateUDiv(b.CreateAdd(inner, b.getInt64(mapping.lanes - 1)), lanes, "chunks");
+      llvm::Value* t = b.CreateAdd(b.CreateMul(block, b.getInt64(mapping.blockThreads)), thread, "t");
+      inRange = b.CreateICmpULT(t, b.CreateMul(outer, chunks));
+      o = b.CreateUDiv(t, chunks);
+      lo = b.CreateMul(b.CreateURem(t, chunks), lanes);
+      hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b.CreateAdd(lo, lanes), inner);
+      break;
+    }
+  }
+  // Every thread of a block-per-point program reaches the entry (it synchronizes the block).
+  if (mapping.kind == ThreadMapping::Kind::kBlockPerPoint) inRange = b.getTrue();
+  b.CreateCondBr(inRange, run, done);
   b.SetInsertPoint(run);
-  llvm::Value* o = b.CreateUDiv(tid, inner);
-  llvm::Value* i = b.CreateURem(tid, inner);
-  b.CreateCall(body, {frame, o, b.CreateAdd(o, b.getInt64(1)), i, b.CreateAdd(i, b.getInt64(1))});
-  b.CreateBr(done);
+
+  if (!alignedBody) {
+    b.CreateCall(body, {frame, o, b.CreateAdd(o, b.getInt64(1)), lo, hi});
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    b.CreateRetVoid();
+    return;
+  }
+  // The aligned copy when every pointer is 16-byte aligned and every symbol a multiple of 4.
+  llvm::Value* aligned = b.getTrue();
+  for (size_t a = 0; a < nArgs; ++a)
+    aligned = b.CreateAnd(
+        aligned, b.CreateICmpEQ(b.CreateAnd(b.CreatePtrToInt(f->getArg(a), i64), b.getInt64(kAssumedArgAlign - 1)),
+                                b.getInt64(0)));
+  for (size_t s = 0; s < nSyms; ++s)
+    aligned = b.CreateAnd(aligned, b.CreateICmpEQ(b.CreateAnd(f->getArg(static_cast<unsigned>(nArgs + s)),
+                                                              b.getInt64(kAssumedSymbolDivisor - 1)),
+                                                  b.getInt64(0)));
+  llvm::BasicBlock* fast = llvm::BasicBlock::Create(ctx, "aligned", f);
+  llvm::BasicBlock* slow = llvm::BasicBlock::Create(ctx, "unaligned", f);
+  b.CreateCondBr(aligned, fast, slow);
+  for (auto [bb, callee] : {std::pair{fast, alignedBody}, std::pair{slow, body}}) {
+    b.SetInsertPoint(bb);
+    b.CreateCall(callee, {frame, o, b.CreateAdd(o, b.getInt64(1)), lo, hi});
+    b.CreateBr(done);
+  }
   b.SetInsertPoint(done);
   b.CreateRetVoid();
 }

@@ -3,13 +3,23 @@
 // (evaluated at launch) and the status word; each thread builds the CallFrame in registers
 // and runs its grid points through the entry, which is inlined.
 //
-// Thread mapping (this version): one grid point per thread, threads numbered over the
-// flattened grid (outer x inner) in blocks of kBlockThreads, so consecutive threads take
-// consecutive inner points and their accesses coalesce.
+// Thread mappings (ThreadMapping, chosen from the lowering's vector mode):
+//  - kPointPerThread (scalar kernels): one grid point per thread.
+//  - kLanesPerThread (grid mode: pointwise, column reductions): `lanes` consecutive inner
+//    points per thread, contiguous ones as one vector access (128 bits for f32), threads
+//    numbered over outer x ceil(inner / lanes) so that a warp's accesses coalesce.
+//  - kBlockPerPoint (loop mode: row reductions): one block per grid point, the block's
+//    threads sharing each loop (block_group.h).
+// The entry is lowered twice: once assuming what the launch usually has (argument pointers
+// 16-byte aligned, symbols multiples of 4, so contiguous vector accesses are aligned and
+// become ld/st.v4), once assuming nothing; the kernel tests which holds (a uniform branch)
+// and runs that copy. A kernel heavy with math (nvptx.cc) is lowered once, one lane a thread:
+// it is bound by arithmetic, and 4 lanes x 2 copies of it would only cost compile time.
 #pragma once
 
 #include <llvm/IR/Module.h>
 
+#include <cstdint>
 #include <string>
 
 #include "plugsdk/kernel_view.hpp"
@@ -17,8 +27,20 @@
 namespace plugsdk::cuda {
 
 constexpr unsigned kBlockThreads = 256;
+/// What the aligned copy of the entry assumes.
+constexpr uint32_t kAssumedArgAlign = 16;
+constexpr int64_t kAssumedSymbolDivisor = 4;
 
-/// Adds kernel `name` to `m`, calling `entry` (which becomes internal and always inlined).
-void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::string& entry, const std::string& name);
+struct ThreadMapping {
+  enum class Kind { kPointPerThread, kLanesPerThread, kBlockPerPoint } kind = Kind::kPointPerThread;
+  uint32_t lanes = 1;  ///< kLanesPerThread: inner points per thread
+  uint32_t blockThreads = kBlockThreads;
+};
+const char* mappingName(ThreadMapping::Kind k);
+
+/// Adds kernel `name` to `m`, calling `alignedEntry` when the launch meets its assumptions and
+/// `entry` otherwise (both become internal and always inlined); `alignedEntry` "": only `entry`.
+void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::string& entry,
+                      const std::string& alignedEntry, const std::string& name, const ThreadMapping& mapping);
 
 }  // namespace plugsdk::cuda

@@ -18,6 +18,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "backends/cuda/codegen/block_group.h"
 #include "backends/cuda/codegen/kernel_wrapper.h"
 #include "backends/llvm_lowering/lowering.h"
 
@@ -26,6 +27,42 @@ namespace plugsdk::cuda {
 namespace {
 
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
+/// Lanes per thread: 4 f32 are one 128-bit access.
+constexpr uint32_t kLanes = 4;
+
+/// Math library calls beyond which a kernel is lowered once, one lane per thread (each call
+/// inlines a libdevice function with its slow path).
+constexpr size_t kMostMathForLanes = 32;
+
+size_t mathCalls(const sdk::KernelView& k) {
+  size_t n = 0;
+  for (size_t i = 0; i < k.numStmts(); ++i) {
+    const plugsdk_stmt_t& s = k.stmt(i);
+    if (s.kind != PLUGSDK_STMT_SCALAR) continue;
+    const bool transcendental =
+        s.op >= PLUGSDK_OP_EXP && s.op <= PLUGSDK_OP_ERF && s.op != PLUGSDK_OP_SQRT && s.op != PLUGSDK_OP_RSQRT;
+    if (transcendental || s.op == PLUGSDK_OP_POW || s.op == PLUGSDK_OP_ATAN2 || s.op == PLUGSDK_OP_FMOD ||
+        s.op == PLUGSDK_OP_REMAINDER)
+      ++n;
+  }
+  return n;
+}
+
+/// Threads per block for a loop-mode kernel: enough to give each thread a chunk of the
+/// longest loop whose extent is known, between a warp and kBlockThreads.
+uint32_t loopBlockThreads(const sdk::KernelView& k) {
+  uint64_t need = 0;
+  for (size_t i = 0; i < k.numStmts(); ++i) {
+    const plugsdk_stmt_t& s = k.stmt(i);
+    if (s.kind != PLUGSDK_STMT_LOOP || s.num_loop_sizes == 0) continue;
+    sdk::StatusOr<int64_t> n = sdk::evalIndex(k.indexPool(), s.loop_sizes[s.num_loop_sizes - 1], sdk::IndexEnv{});
+    if (!n.isOk()) return kBlockThreads;  // depends on the launch: the most
+    need = std::max<uint64_t>(need, (static_cast<uint64_t>(std::max<int64_t>(*n, 0)) + kLanes - 1) / kLanes);
+  }
+  uint32_t threads = kWarpSize;
+  while (threads < kBlockThreads && threads < need) threads *= 2;
+  return threads;
+}
 
 sdk::StatusOr<std::unique_ptr<llvm::TargetMachine>> targetMachine(const GpuArch& arch) {
   static std::once_flag once;
@@ -106,15 +143,43 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
   llvm::LLVMContext ctx;
   lowering::Target target;
   target.cpu = arch.name();
-  target.f32Lanes = 1;
+  const bool heavy = mathCalls(k) > kMostMathForLanes;
+  target.f32Lanes = heavy ? 1 : kLanes;
   target.stopOnFailure = false;
-  const std::string body = entry + "_body";
+  // libdevice's functions (what CUDA's own compilers call) when there is one; else the
+  // lowering's polynomials, and libdevice only for what they lack.
+  target.mathLibrary = !options.libdevice.empty();
+  ThreadMapping mapping;
+  const lowering::VectorMode mode = lowering::chooseMode(k, target);
+  std::unique_ptr<BlockGroup> group;
+  if (mode == lowering::VectorMode::kLoop) {
+    mapping.kind = ThreadMapping::Kind::kBlockPerPoint;
+    mapping.blockThreads = loopBlockThreads(k);
+    group = std::make_unique<BlockGroup>(mapping.blockThreads);
+    target.group = group.get();
+  } else if (mode == lowering::VectorMode::kGrid) {
+    mapping.kind = ThreadMapping::Kind::kLanesPerThread;
+    mapping.lanes = kLanes;
+  }
+  // The entry twice: assuming nothing, and assuming the launch's usual alignment (which only
+  // matters to vector accesses).
+  const std::string body = entry + "_body", alignedBody = heavy ? "" : entry + "_body_aligned";
   sdk::StatusOr<lowering::LoweredKernel> lowered = lowering::lowerKernel(ctx, k, target, body);
   if (!lowered.isOk()) return lowered.status().withContext(what);
   llvm::Module& m = *lowered->module;
   m.setTargetTriple(kTriple);
   m.setDataLayout((*tm)->createDataLayout());
-  addKernelWrapper(m, k, body, entry);
+  if (!alignedBody.empty()) {
+    target.argAlign = kAssumedArgAlign;
+    target.symbolDivisor = kAssumedSymbolDivisor;
+    sdk::StatusOr<lowering::LoweredKernel> aligned = lowering::lowerKernel(ctx, k, target, alignedBody);
+    if (!aligned.isOk()) return aligned.status().withContext(what);
+    aligned->module->setTargetTriple(kTriple);
+    aligned->module->setDataLayout(m.getDataLayout());
+    if (llvm::Linker::linkModules(m, std::move(aligned->module)))
+      return sdk::internalError(what + ": linking the aligned copy of the entry failed");
+  }
+  addKernelWrapper(m, k, body, alignedBody, entry, mapping);
   if (options.breakIr) llvm::BasicBlock::Create(ctx, "broken_on_purpose", m.getFunction(entry));
   std::string err;
   llvm::raw_string_ostream es(err);
@@ -140,6 +205,7 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
 
   PtxKernel out;
   out.entry = entry;
+  out.mapping = mapping;
   out.checkMessages = lowered->checkMessages;
   out.llvmIr = printModule(m);
   llvm::SmallVector<char, 0> text;

@@ -1,6 +1,7 @@
 // Kernel IR -> PTX text with LLVM 19's NVPTX target. The kernel is lowered by the shared
-// LLVM lowering (backends/llvm_lowering, scalar code) into its entry function, and a kernel
-// function around it maps threads onto grid points (kernel_wrapper.h). Math the lowering
+// LLVM lowering (backends/llvm_lowering; 4 lanes per thread, a CUDA block as the thread group
+// of loop-mode kernels) into its entry function, twice (aligned and not), and a kernel
+// function around them maps threads onto grid points (kernel_wrapper.h). Math the lowering
 // has no inline form for calls libdevice (__nv_*), linked from the toolkit's bitcode when
 // one is found; without it such a kernel is UNIMPLEMENTED, naming the function.
 #pragma once
@@ -9,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/codegen/kernel_wrapper.h"
 #include "plugsdk/kernel_view.hpp"
 
 namespace plugsdk::cuda {
@@ -29,6 +31,7 @@ struct PtxOptions {
 struct PtxKernel {
   std::string ptx;
   std::string entry;                       ///< the .entry's name
+  ThreadMapping mapping;                   ///< how the launch maps threads onto the grid
   std::vector<std::string> checkMessages;  ///< status code ordinals -> messages
   std::string llvmIr;                      ///< the optimized module (for dumps)
 };

@@ -41,6 +41,7 @@ sdk::StatusOr<std::unique_ptr<LoadedKernel>> loadKernel(const DriverApi& api, co
   sdk::Status st = api.check(api.moduleGetFunction(&out->function, out->module, ptx.entry.c_str()),
                              "kernel @" + out->name + ": cuModuleGetFunction");
   if (!st.isOk()) return st;
+  out->mapping = ptx.mapping;
   out->pool.assign(k.indexPool().begin(), k.indexPool().end());
   for (size_t d = 0; d < k.numGrid(); ++d) out->grid.push_back(k.grid(d));
   return out;
@@ -55,7 +56,18 @@ sdk::Status launchKernel(const LoadedKernel& k, const std::vector<CUdeviceptr>& 
   uint64_t points = 1;
   for (int64_t g : grid) points *= static_cast<uint64_t>(g);
   if (points == 0) return sdk::Status::ok();
-  const uint64_t blocks = (points + kBlockThreads - 1) / kBlockThreads;
+  const ThreadMapping& map = k.mapping;
+  uint64_t blocks = 0;
+  switch (map.kind) {
+    case ThreadMapping::Kind::kPointPerThread: blocks = (points + map.blockThreads - 1) / map.blockThreads; break;
+    case ThreadMapping::Kind::kBlockPerPoint: blocks = points; break;
+    case ThreadMapping::Kind::kLanesPerThread: {
+      const uint64_t inner = grid.empty() ? 1 : static_cast<uint64_t>(grid.back());
+      const uint64_t threads = points / inner * ((inner + map.lanes - 1) / map.lanes);
+      blocks = (threads + map.blockThreads - 1) / map.blockThreads;
+      break;
+    }
+  }
   if (blocks > 0x7fffffffu)
     return sdk::unimplemented("kernel @" + k.name + ": " + std::to_string(points) +
                               " grid points exceed one launch's 2^31 blocks");
@@ -66,7 +78,7 @@ sdk::Status launchKernel(const LoadedKernel& k, const std::vector<CUdeviceptr>& 
   for (const int64_t& s : symbols) params.push_back(const_cast<int64_t*>(&s));
   for (int64_t& g : grid) params.push_back(&g);
   params.push_back(&status);
-  return k.api->check(k.api->launchKernel(k.function, static_cast<unsigned>(blocks), 1, 1, kBlockThreads, 1, 1, 0,
+  return k.api->check(k.api->launchKernel(k.function, static_cast<unsigned>(blocks), 1, 1, map.blockThreads, 1, 1, 0,
                                           stream, params.data(), nullptr),
                       "kernel @" + k.name + ": launch");
 }

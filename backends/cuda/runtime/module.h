@@ -21,6 +21,7 @@ struct LoadedKernel {
   CUmodule module = nullptr;
   CUfunction function = nullptr;
   std::string name;
+  ThreadMapping mapping;
   std::vector<plugsdk_index_insn_t> pool;
   std::vector<plugsdk_index_expr_t> grid;
   KernelStatus* status = nullptr;  ///< the client's, which outlives its executables
@@ -35,8 +36,8 @@ sdk::StatusOr<std::unique_ptr<LoadedKernel>> loadKernel(const DriverApi& api, co
                                                         const PtxKernel& ptx, const GpuArch& arch,
                                                         const std::string& keepDir);
 
-/// Launches `k` on `stream` with the buffers' device addresses and the symbols' values:
-/// one thread per grid point (codegen/kernel_wrapper.h).
+/// Launches `k` on `stream` with the buffers' device addresses and the symbols' values, its
+/// blocks laid out by its thread mapping (codegen/kernel_wrapper.h).
 sdk::Status launchKernel(const LoadedKernel& k, const std::vector<CUdeviceptr>& args,
                          const std::vector<int64_t>& symbols, CUdeviceptr status, CUstream stream);
 
