@@ -68,12 +68,16 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
  public:
   /// Options (README.md): driver=LIBRARY (default libcuda.so.1; tests point it elsewhere to
   /// see the no-driver path), libdevice=PATH (default: findLibdevice), dump=DIR (each
-  /// kernel's .kir, .ll and .ptx), opt=2|3, fault=llvm (tests: malformed IR on purpose).
+  /// kernel's .kir, .ll and .ptx), opt=2|3, fault=llvm (tests: malformed IR on purpose),
+  /// split=off (never split a reduction over several blocks).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
-      if (key != "driver" && key != "libdevice" && key != "dump" && key != "opt" && key != "fault")
+      if (key != "driver" && key != "libdevice" && key != "dump" && key != "opt" && key != "fault" && key != "split")
         return sdk::invalidArgument("unknown option '" + key +
-                                    "' (the cuda plugin takes driver, libdevice, dump, opt, fault)");
+                                    "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split)");
+    const std::string split = options.get("split", "on");
+    if (split != "on" && split != "off") return sdk::invalidArgument("option split: '" + split + "' is not on or off");
+    splitReductions_ = split == "on";
     ptxOptions_.libdevice = options.get("libdevice", cuda::findLibdevice());
     const std::string opt = options.get("opt", "3");
     if (opt != "2" && opt != "3") return sdk::invalidArgument("option opt: '" + opt + "' is not 2 or 3");
@@ -283,11 +287,14 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     auto e = std::make_unique<CudaExecutable>();
     e->kernel = std::move(*loaded);
     e->kernel->context = d.context;
+    e->kernel->multiprocessors = d.multiprocessors;
+    if (!splitReductions_) e->kernel->mapping.splittable = false;
     e->kernel->status = status_[device].get();
     e->kernel->statusSlot = e->kernel->status->assign(e->kernel->name, ptx->checkMessages);
     e->device = device;
     e->setLog("kernel @" + e->kernel->name + ": PTX for " + d.arch.name() + " (" + std::to_string(ptx->ptx.size()) +
-              " bytes), one thread per grid point");
+              " bytes), " + cuda::mappingName(ptx->mapping.kind) +
+              (ptx->mapping.splittable ? " (its loop may be split over blocks)" : ""));
     return e;
   }
 
@@ -327,6 +334,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   std::vector<std::unique_ptr<cuda::KernelStatus>> status_;  ///< per device
   cuda::PtxOptions ptxOptions_;
   std::string dumpDir_;
+  bool splitReductions_ = true;
   std::atomic<uint64_t> kernels_{0};
 };
 

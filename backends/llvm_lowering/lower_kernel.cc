@@ -108,6 +108,22 @@ KernelLowering::KernelLowering(llvm::LLVMContext& ctx, llvm::Module& m, const sd
   values_.resize(k.numValues());
   valueTypes_.resize(k.numValues(), PLUGSDK_DTYPE_I64);
   checkOrdinal_.resize(k.numStmts(), 0);
+  // A split reduction needs one loop with a reduce, and no store before its end (every split
+  // runs the statements before and in the loop; only the last runs the ones after).
+  if (mode == VectorMode::kLoop && target.group && target.group->canSplit()) {
+    std::optional<size_t> loop;
+    bool ok = true, reduces = false;
+    for (size_t i = 0; i < k.numStmts() && ok; ++i) {
+      const plugsdk_stmt_t& s = k.stmt(i);
+      if (s.kind == PLUGSDK_STMT_LOOP) {
+        ok = !loop && s.num_loop_sizes > 0;
+        loop = i;
+        for (size_t j = i + 1; j <= i + s.body_count; ++j) reduces |= k.stmt(j).kind == PLUGSDK_STMT_REDUCE;
+      }
+      if (s.kind == PLUGSDK_STMT_STORE && (!loop || i <= *loop + k.stmt(*loop).body_count)) ok = false;
+    }
+    if (ok && reduces) splitLoop = loop;
+  }
   for (size_t i = 0; i < k.numStmts(); ++i) {
     const plugsdk_stmt_t& s = k.stmt(i);
     if (s.result >= 0) valueTypes_[static_cast<size_t>(s.result)] = s.dtype;
@@ -179,17 +195,18 @@ sdk::Status KernelLowering::chunked(llvm::Value* begin, llvm::Value* end, uint32
   return sdk::Status::ok();
 }
 
-sdk::Status KernelLowering::spread(llvm::Value* end, uint32_t lanes,
+sdk::Status KernelLowering::spread(llvm::Value* begin, llvm::Value* end, uint32_t lanes,
                                    const std::function<sdk::Status(llvm::Value*, llvm::Value*)>& body) {
   const ThreadGroup& g = *target_.group;
   llvm::Value* tid = g.threadIndex(b_);
   llvm::Value* width = b_.getInt64(lanes);
-  llvm::Value* fullEnd = b_.CreateMul(b_.CreateUDiv(end, width), width, "full.end");
-  sdk::Status st = forLoop(b_.CreateMul(tid, width), fullEnd, int64_t{lanes} * g.size(),
+  llvm::Value* chunks = b_.CreateUDiv(b_.CreateSub(end, begin), width);  // full ones
+  llvm::Value* fullEnd = b_.CreateAdd(begin, b_.CreateMul(chunks, width), "full.end");
+  sdk::Status st = forLoop(b_.CreateAdd(begin, b_.CreateMul(tid, width)), fullEnd, int64_t{lanes} * g.size(),
                            [&](llvm::Value* i) { return body(i, nullptr); });
   if (!st.isOk()) return st;
   // The partial chunk belongs to the thread that would have taken the next full one.
-  llvm::Value* owner = b_.CreateURem(b_.CreateUDiv(fullEnd, width), b_.getInt64(g.size()));
+  llvm::Value* owner = b_.CreateURem(chunks, b_.getInt64(g.size()));
   llvm::BasicBlock* tail = llvm::BasicBlock::Create(ctx_, "spread.tail", fn_);
   llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx_, "spread.after", fn_);
   b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpSLT(fullEnd, end), b_.CreateICmpEQ(owner, tid)), tail, after);
@@ -371,6 +388,7 @@ sdk::StatusOr<LoweredKernel> lowerKernel(llvm::LLVMContext& ctx, const sdk::Kern
   sdk::Status st = l.run(entry);
   if (!st.isOk()) return st;
   out.checkMessages = l.checkMessages;
+  out.splitLoop = l.splitLoop;
   return out;
 }
 

@@ -61,6 +61,7 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
   const bool vecLoop = mode_ == VectorMode::kLoop && rank > 0;
   const uint32_t lanes = vecLoop ? target_.f32Lanes : outer.lanes;
   const ThreadGroup* group = vecLoop ? target_.group : nullptr;  // the lanes spread over its threads
+  const bool split = group && splitLoop == pos;                  // and over the programs of a split
 
   // Accumulators, allocated in the entry block (promoted to registers by LLVM).
   std::vector<Acc> accs;
@@ -99,6 +100,7 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
         break;
       default: return fail(i, "reduce op " + std::to_string(t.op) + " is unknown");
     }
+    a.init = init;
     b_.CreateStore(lanes > 1 ? llvm::ConstantVector::getSplat(llvm::ElementCount::getFixed(lanes), init) : init,
                    a.value);
     if (t.op == PLUGSDK_REDUCE_ARGMAX || t.op == PLUGSDK_REDUCE_ARGMIN) {
@@ -195,7 +197,19 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
       inner.loop[d] = i;
       return body(b_.CreateAdd(base, i), mask);
     };
-    if (group) return spread(sizes[d], lanes, chunk);
+    if (group && split) {
+      // This split's range of chunks: [index * per, (index + 1) * per) of ceil(size / lanes).
+      llvm::Value* width = b_.getInt64(lanes);
+      llvm::Value* chunks = b_.CreateUDiv(b_.CreateAdd(sizes[d], b_.getInt64(lanes - 1)), width);
+      llvm::Value* count = group->splitCount(b_);
+      llvm::Value* per = b_.CreateUDiv(b_.CreateAdd(chunks, b_.CreateSub(count, b_.getInt64(1))), count);
+      llvm::Value* first = b_.CreateMul(group->splitIndex(b_), per);
+      auto umin = [&](llvm::Value* x, llvm::Value* y) { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, x, y); };
+      llvm::Value* lo = b_.CreateMul(umin(first, chunks), width);
+      llvm::Value* hi = umin(b_.CreateMul(b_.CreateAdd(first, per), width), sizes[d]);
+      return spread(lo, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, lo, hi), lanes, chunk);
+    }
+    if (group) return spread(b_.getInt64(0), sizes[d], lanes, chunk);
     return chunked(b_.getInt64(0), sizes[d], vecLoop ? lanes : 1, chunk);
   };
   sdk::Status st = nest(0, b_.getInt64(0));
@@ -242,20 +256,27 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
     if (arg) fields.push_back(bi);
   }
   if (!vecLoop) return sdk::Status::ok();
-  if (group && !fields.empty()) {
-    fields = group->allReduce(b_, fields, [&](const std::vector<llvm::Value*>& x, const std::vector<llvm::Value*>& y) {
-      std::vector<llvm::Value*> out;
-      size_t f = 0;
-      for (Acc& a : accs) {
-        const bool arg = a.best != nullptr;
-        std::pair<llvm::Value*, llvm::Value*> c =
-            combineOrdered(a, x[f], arg ? x[f + 1] : nullptr, y[f], arg ? y[f + 1] : nullptr);
-        out.push_back(c.first);
-        if (arg) out.push_back(c.second);
-        f += arg ? 2 : 1;
-      }
-      return out;
-    });
+  const ThreadGroup::Combine combine = [&](const std::vector<llvm::Value*>& x, const std::vector<llvm::Value*>& y) {
+    std::vector<llvm::Value*> out;
+    size_t f = 0;
+    for (Acc& a : accs) {
+      const bool arg = a.best != nullptr;
+      std::pair<llvm::Value*, llvm::Value*> c =
+          combineOrdered(a, x[f], arg ? x[f + 1] : nullptr, y[f], arg ? y[f + 1] : nullptr);
+      out.push_back(c.first);
+      if (arg) out.push_back(c.second);
+      f += arg ? 2 : 1;
+    }
+    return out;
+  };
+  if (group && !fields.empty()) fields = group->allReduce(b_, fields, combine);
+  if (split && !fields.empty()) {
+    std::vector<llvm::Value*> identity;
+    for (Acc& a : accs) {
+      identity.push_back(a.init);
+      if (a.best) identity.push_back(b_.getInt64(0));
+    }
+    fields = group->combineSplits(b_, fields, identity, combine, exit_);
   }
   size_t f = 0;
   for (Acc& a : accs) {

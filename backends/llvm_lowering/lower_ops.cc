@@ -120,8 +120,7 @@ llvm::Value* KernelLowering::callLibm(const char* name, llvm::Type* t, llvm::Arr
 
 llvm::Value* KernelLowering::math(uint32_t op, llvm::Value* a, llvm::Value* b) {
   // Inline polynomials where vector_math has them (f32: all; f64: a subset), else libm per lane.
-  std::optional<MathFn> fn = target_.mathLibrary ? std::nullopt : mathFn(op);
-  if (fn) {
+  if (std::optional<MathFn> fn = mathFn(op)) {
     llvm::Value* v = nullptr;
     if (a->getType()->getScalarType()->isFloatTy())
       v = emitMathF32(b_, *fn, a, b);

@@ -44,6 +44,9 @@ struct LoweredKernel {
   VectorMode mode = VectorMode::kScalar;
   uint32_t lanes = 1;
   std::vector<std::string> checkMessages;  ///< CHECK ordinal -> message
+  /// The loop statement whose chunks the launch may split over several programs of a grid
+  /// point (ThreadGroup::canSplit); none when the kernel cannot be split.
+  std::optional<size_t> splitLoop;
 };
 
 /// Lowers `k` (validated) for `target` into a new module in `ctx`, its entry named `entry`.
@@ -90,6 +93,7 @@ struct Acc {
   uint32_t dtype = 0;  ///< the operand's dtype
   llvm::AllocaInst* value = nullptr;
   llvm::AllocaInst* best = nullptr;  ///< argmax / argmin: the position (i64 per lane)
+  llvm::Constant* init = nullptr;    ///< the value of an empty reduction (scalar)
 };
 
 class KernelLowering {
@@ -111,10 +115,10 @@ class KernelLowering {
   /// then one masked chunk for the rest. body(base, mask) with mask nullptr when full.
   sdk::Status chunked(llvm::Value* begin, llvm::Value* end, uint32_t lanes,
                       const std::function<sdk::Status(llvm::Value*, llvm::Value*)>& body);
-  /// Runs body over [0, end) of a loop variable whose chunks of `lanes` are spread over the
-  /// thread group: this thread's full chunks, then the partial last chunk (masked) in the
-  /// thread whose turn it is.
-  sdk::Status spread(llvm::Value* end, uint32_t lanes,
+  /// Runs body over [begin, end) of a loop variable (begin a multiple of `lanes`) whose chunks
+  /// of `lanes` are spread over the thread group: this thread's full chunks, then the partial
+  /// last chunk (masked) in the thread whose turn it is.
+  sdk::Status spread(llvm::Value* begin, llvm::Value* end, uint32_t lanes,
                      const std::function<sdk::Status(llvm::Value*, llvm::Value*)>& body);
   /// Runs body in thread 0 of the group only (where the region is replicated).
   sdk::Status inOneThread(const Region& r, const std::function<sdk::Status()>& body);
@@ -199,6 +203,9 @@ class KernelLowering {
   std::vector<Val> values_;
   std::vector<uint32_t> valueTypes_;
   std::vector<size_t> checkOrdinal_;  ///< statement position -> CHECK ordinal
+
+ public:
+  std::optional<size_t> splitLoop;  ///< see LoweredKernel::splitLoop
 };
 
 }  // namespace plugsdk::lowering

@@ -19,9 +19,6 @@ struct Target {
   /// (worth it for a CPU thread walking many points; a GPU thread has one, and the load
   /// would cost every thread a memory access).
   bool stopOnFailure = true;
-  /// Every transcendental calls the math library by name (a GPU's, tuned for it) instead of
-  /// the inline polynomials, which are written for CPU vector units.
-  bool mathLibrary = false;
   /// The threads that share one program (thread_group.h); nullptr: one thread (the CPU).
   const ThreadGroup* group = nullptr;
   /// Facts the launch guarantees, which let contiguous vector accesses be aligned (Triton's

@@ -32,6 +32,25 @@ class ThreadGroup {
   /// happens after a failure is already recorded).
   virtual std::vector<llvm::Value*> allReduce(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& fields,
                                               const Combine& combine) const = 0;
+
+  // Split reductions (optional). The launch may run several programs ("splits") for one grid
+  // point; each reduces a contiguous range of the loop's chunks, and the last to finish
+  // combines every split's result and runs the rest of the kernel. Only for kernels with one
+  // loop and no store before its end (the lowering checks).
+  virtual bool canSplit() const { return false; }
+  /// This program's split and the number of splits of its grid point, as i64.
+  virtual llvm::Value* splitIndex(llvm::IRBuilder<>& b) const { return b.getInt64(0); }
+  virtual llvm::Value* splitCount(llvm::IRBuilder<>& b) const { return b.getInt64(1); }
+  /// Publishes this program's `fields` (already combined over its threads). Programs that
+  /// are not the last of their grid point to arrive branch to `leave`; in the last, returns
+  /// the fields of every split combined in split order (`identity`: the fields of an empty
+  /// split), the same bits in every thread.
+  virtual std::vector<llvm::Value*> combineSplits(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& fields,
+                                                  const std::vector<llvm::Value*>& identity, const Combine& combine,
+                                                  llvm::BasicBlock* leave) const {
+    (void)b, (void)identity, (void)combine, (void)leave;
+    return fields;
+  }
 };
 
 }  // namespace plugsdk::lowering

@@ -2,7 +2,8 @@
 // thread indices from %tid.x, combines by butterfly shuffles within each warp
 // (shfl.sync.bfly over the warp's active lanes) and then across warps through shared memory
 // (one slot per warp per field, read back in warp order by every thread, so every thread
-// holds the same bits).
+// holds the same bits); split reductions across the blocks of one grid point through global
+// memory, the last block to arrive combining (the "threadfence reduction").
 #pragma once
 
 #include "backends/llvm_lowering/thread_group.h"
@@ -10,6 +11,15 @@
 namespace plugsdk::cuda {
 
 constexpr uint32_t kWarpSize = 32;
+
+/// Split reductions: the grid's y dim numbers a grid point's splits (the x dim its points);
+/// with more than one, partials go to module globals of kSplitSlots slots per field (points x
+/// splits <= this; a launch without splits never touches them, whatever its points),
+/// with an arrival counter per point that the last split resets for the next launch. The
+/// last split reads up to kSplitsPerThread partials per thread, then combines over the block,
+/// so at most kSplitsPerThread x threads splits per point.
+constexpr uint32_t kSplitSlots = 8192;
+constexpr uint32_t kSplitsPerThread = 4;
 
 class BlockGroup final : public lowering::ThreadGroup {
  public:
@@ -19,6 +29,12 @@ class BlockGroup final : public lowering::ThreadGroup {
   llvm::Value* threadIndex(llvm::IRBuilder<>& b) const override;
   std::vector<llvm::Value*> allReduce(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& fields,
                                       const Combine& combine) const override;
+  bool canSplit() const override { return true; }
+  llvm::Value* splitIndex(llvm::IRBuilder<>& b) const override;
+  llvm::Value* splitCount(llvm::IRBuilder<>& b) const override;
+  std::vector<llvm::Value*> combineSplits(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& fields,
+                                          const std::vector<llvm::Value*>& identity, const Combine& combine,
+                                          llvm::BasicBlock* leave) const override;
 
  private:
   uint32_t threads_;

@@ -35,6 +35,10 @@ struct ThreadMapping {
   enum class Kind { kPointPerThread, kLanesPerThread, kBlockPerPoint } kind = Kind::kPointPerThread;
   uint32_t lanes = 1;  ///< kLanesPerThread: inner points per thread
   uint32_t blockThreads = kBlockThreads;
+  /// kBlockPerPoint: the launch may split each point's loop over several blocks (grid y;
+  /// block_group.h); the loop's last dim, whose chunks of `lanes` are split.
+  bool splittable = false;
+  plugsdk_index_expr_t splitDim{};
 };
 const char* mappingName(ThreadMapping::Kind k);
 

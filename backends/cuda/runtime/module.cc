@@ -1,9 +1,11 @@
 // Loading PTX and launching generated kernels (see module.h).
 #include "backends/cuda/runtime/module.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
+#include "backends/cuda/codegen/block_group.h"
 #include "backends/cuda/codegen/kernel_wrapper.h"
 #include "backends/cuda/runtime/device.h"
 #include "backends/llvm_lowering/frame.h"
@@ -47,6 +49,28 @@ sdk::StatusOr<std::unique_ptr<LoadedKernel>> loadKernel(const DriverApi& api, co
   return out;
 }
 
+namespace {
+
+/// How many blocks share each grid point's loop: enough blocks to fill the device (8 per
+/// SM) when the points alone do not, each thread keeping at least 16 chunks of the loop, and
+/// within block_group.h's limits. 1: no split.
+uint64_t splitCount(const LoadedKernel& k, sdk::Span<const plugsdk_index_insn_t> pool,
+                    const std::vector<int64_t>& symbols, uint64_t points) {
+  const ThreadMapping& map = k.mapping;
+  if (!map.splittable) return 1;
+  const sdk::IndexEnv env{{}, {}, {symbols.data(), symbols.size()}};
+  sdk::StatusOr<int64_t> n = sdk::evalIndex(pool, map.splitDim, env);
+  if (!n.isOk() || *n <= 0) return 1;
+  const uint64_t chunks = (static_cast<uint64_t>(*n) + map.lanes - 1) / map.lanes;
+  const uint64_t want = (static_cast<uint64_t>(k.multiprocessors) * 8 + points - 1) / points;
+  const uint64_t most = std::min<uint64_t>({chunks / (uint64_t{map.blockThreads} * 16),
+                                            uint64_t{kSplitsPerThread} * map.blockThreads, kSplitSlots / points});
+  const uint64_t splits = std::min(want, most);
+  return splits < 2 ? 1 : splits;
+}
+
+}  // namespace
+
 sdk::Status launchKernel(const LoadedKernel& k, const std::vector<CUdeviceptr>& args,
                          const std::vector<int64_t>& symbols, CUdeviceptr status, CUstream stream) {
   const sdk::Span<const plugsdk_index_insn_t> pool(k.pool.data(), k.pool.size());
@@ -57,10 +81,14 @@ sdk::Status launchKernel(const LoadedKernel& k, const std::vector<CUdeviceptr>& 
   for (int64_t g : grid) points *= static_cast<uint64_t>(g);
   if (points == 0) return sdk::Status::ok();
   const ThreadMapping& map = k.mapping;
-  uint64_t blocks = 0;
+  uint64_t blocks = 0, splits = 1;
   switch (map.kind) {
     case ThreadMapping::Kind::kPointPerThread: blocks = (points + map.blockThreads - 1) / map.blockThreads; break;
-    case ThreadMapping::Kind::kBlockPerPoint: blocks = points; break;
+    case ThreadMapping::Kind::kBlockPerPoint: {
+      blocks = points;
+      splits = splitCount(k, pool, symbols, points);
+      break;
+    }
     case ThreadMapping::Kind::kLanesPerThread: {
       const uint64_t inner = grid.empty() ? 1 : static_cast<uint64_t>(grid.back());
       const uint64_t threads = points / inner * ((inner + map.lanes - 1) / map.lanes);
@@ -78,8 +106,8 @@ sdk::Status launchKernel(const LoadedKernel& k, const std::vector<CUdeviceptr>& 
   for (const int64_t& s : symbols) params.push_back(const_cast<int64_t*>(&s));
   for (int64_t& g : grid) params.push_back(&g);
   params.push_back(&status);
-  return k.api->check(k.api->launchKernel(k.function, static_cast<unsigned>(blocks), 1, 1, map.blockThreads, 1, 1, 0,
-                                          stream, params.data(), nullptr),
+  return k.api->check(k.api->launchKernel(k.function, static_cast<unsigned>(blocks), static_cast<unsigned>(splits), 1,
+                                          map.blockThreads, 1, 1, 0, stream, params.data(), nullptr),
                       "kernel @" + k.name + ": launch");
 }
 

@@ -26,6 +26,7 @@ struct LoadedKernel {
   std::vector<plugsdk_index_expr_t> grid;
   KernelStatus* status = nullptr;  ///< the client's, which outlives its executables
   uint32_t statusSlot = 0;
+  int multiprocessors = 1;  ///< the device's, for the split of reductions
   ~LoadedKernel();
 };
 

@@ -132,6 +132,57 @@ TEST(CudaCodegen, RowReductionAndEveryStatementKind) {
   EXPECT_EQ(p->checkMessages[0], "index out of range");
 }
 
+// A pointwise kernel is lanes-per-thread: its aligned copy moves 4 f32 in one 128-bit access,
+// its unaligned copy one element at a time.
+TEST(CudaCodegen, PointwiseUsesVectorAccessesWhenAligned) {
+  const char* text = R"(kernel @scale(%x: f32 in, %y: f32 out) grid [s0, 64] {
+  %0 = load %x[64*i0+i1] : f32
+  %1 = const 2 : f32
+  %2 = mul %0, %1 : f32
+  store %y[64*i0+i1], %2
+}
+)";
+  sdk::StatusOr<PtxKernel> p = ptxOf(text);
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  EXPECT_EQ(p->mapping.kind, ThreadMapping::Kind::kLanesPerThread);
+  EXPECT_EQ(p->mapping.lanes, 4u);
+  EXPECT_EQ(count(p->ptx, "ld.global.v4.f32"), 1u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, "st.global.v4.f32"), 1u) << p->ptx;
+  EXPECT_GE(count(p->ptx, "ld.global.f32"), 4u) << p->ptx;  // the unaligned copy
+}
+
+// Row reductions are block-per-point: warp shuffles, then shared memory across warps (a
+// 4096-wide row takes 256 threads); the softmax's three loops keep it from being split.
+TEST(CudaCodegen, RowReductionsCombineAcrossTheBlock) {
+  const char* text = R"(kernel @rowmax(%x: f32 in, %y: f32 out) grid [s0] {
+  loop [4096] {
+    %0 = load %x[4096*i0+r0] : f32
+    %1 = reduce max %0 : f32
+  }
+  store %y[i0], %1
+}
+)";
+  sdk::StatusOr<PtxKernel> p = ptxOf(text);
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  EXPECT_EQ(p->mapping.kind, ThreadMapping::Kind::kBlockPerPoint);
+  EXPECT_EQ(p->mapping.blockThreads, 256u);
+  EXPECT_TRUE(p->mapping.splittable);
+  EXPECT_GE(count(p->ptx, "shfl.sync.bfly.b32"), 5u) << p->ptx;
+  EXPECT_GE(count(p->ptx, "bar.sync"), 1u) << p->ptx;
+  EXPECT_GE(count(p->ptx, ".shared"), 1u) << p->ptx;
+  // The slots are read as vectors: declared 16-byte aligned (4 was a misaligned address).
+  EXPECT_EQ(count(p->ptx, ".shared .align 4 .b8"), 0u) << p->ptx;
+  // The split's arrival count and its fence.
+  EXPECT_GE(count(p->ptx, "atom.global.add.u32") + count(p->ptx, "atom.add.u32"), 1u) << p->ptx;
+  EXPECT_GE(count(p->ptx, "membar.gl") + count(p->ptx, "fence.sc.gpu"), 1u) << p->ptx;
+
+  sdk::StatusOr<PtxKernel> soft = ptxOf(kSoftmax, PtxOptions{3, "", false});  // exp: the polynomial
+  ASSERT_TRUE(soft.isOk()) << soft.status().message();
+  EXPECT_EQ(soft->mapping.kind, ThreadMapping::Kind::kBlockPerPoint);
+  EXPECT_EQ(soft->mapping.blockThreads, 32u);  // 128 wide: one warp, no shared memory
+  EXPECT_FALSE(soft->mapping.splittable);
+}
+
 TEST(CudaCodegen, F64PowNeedsLibdevice) {
   const char* text = R"(kernel @powk(%x: f64 in, %y: f64 out) grid [s0] {
   %0 = load %x[i0] : f64
