@@ -18,6 +18,7 @@ import torch
 
 R, B = 7, 10
 G = os.environ.get("G", "/tmp/gc")
+OPTIONS = os.environ.get("PLUGSDK_BENCH_OPTIONS", "")  # the cuda plugin's options, "key=value;..."
 
 # name -> (graph text, torch function, inputs maker, bytes moved)
 N = 2**26
@@ -90,7 +91,7 @@ def plugsdk_ms(text, tmp):
         f.write(text + "\n")
     js = os.path.join(tmp, "t.json")
     r = subprocess.run([f"{G}/bin/plugsdk", "run", path, "--backend", "cuda", "--repeat", str(R), "--batch", str(B),
-                        "--quiet", "--json", js], capture_output=True, text=True)
+                        "--quiet", "--json", js, "--backend-options", OPTIONS], capture_output=True, text=True)
     if r.returncode != 0:
         return None, (r.stdout + r.stderr).strip().splitlines()[-1]
     with open(js) as f:
@@ -106,7 +107,7 @@ def main():
     copy_gbs = 2 * src.numel() * 4 / copy_ms / 1e6
     del src, dst
     print(f"device: {torch.cuda.get_device_name()}; device copy (copy_ of 2^28 f32): {copy_ms:.3f} ms = "
-          f"{copy_gbs:.0f} GB/s; medians of {R} x {B} calls")
+          f"{copy_gbs:.0f} GB/s; medians of {R} x {B} calls; plugsdk options [{OPTIONS}]")
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         for name, (text, fn, make, nbytes) in WORKLOADS.items():

@@ -27,8 +27,6 @@ namespace plugsdk::cuda {
 namespace {
 
 constexpr const char* kTriple = "nvptx64-nvidia-cuda";
-/// Lanes per thread: 4 f32 are one 128-bit access.
-constexpr uint32_t kLanes = 4;
 
 /// Transcendentals beyond which a kernel is lowered once, one lane per thread (each inlines a
 /// polynomial per lane, and libdevice for its rare slow lanes; 700 of them at 4 lanes in two
@@ -51,14 +49,14 @@ size_t mathCalls(const sdk::KernelView& k) {
 
 /// Threads per block for a loop-mode kernel: enough to give each thread a chunk of the
 /// longest loop whose extent is known, between a warp and kBlockThreads.
-uint32_t loopBlockThreads(const sdk::KernelView& k) {
+uint32_t loopBlockThreads(const sdk::KernelView& k, uint32_t lanes) {
   uint64_t need = 0;
   for (size_t i = 0; i < k.numStmts(); ++i) {
     const plugsdk_stmt_t& s = k.stmt(i);
     if (s.kind != PLUGSDK_STMT_LOOP || s.num_loop_sizes == 0) continue;
     sdk::StatusOr<int64_t> n = sdk::evalIndex(k.indexPool(), s.loop_sizes[s.num_loop_sizes - 1], sdk::IndexEnv{});
     if (!n.isOk()) return kBlockThreads;  // depends on the launch: the most
-    need = std::max<uint64_t>(need, (static_cast<uint64_t>(std::max<int64_t>(*n, 0)) + kLanes - 1) / kLanes);
+    need = std::max<uint64_t>(need, (static_cast<uint64_t>(std::max<int64_t>(*n, 0)) + lanes - 1) / lanes);
   }
   uint32_t threads = kWarpSize;
   while (threads < kBlockThreads && threads < need) threads *= 2;
@@ -145,7 +143,7 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
   lowering::Target target;
   target.cpu = arch.name();
   const bool heavy = mathCalls(k) > kMostMathForLanes;
-  target.f32Lanes = heavy ? 1 : kLanes;
+  target.f32Lanes = heavy ? 1 : options.lanes;
   target.stopOnFailure = false;
   // Transcendentals: the lowering's polynomials (measured on the H100: libdevice's expf made
   // the row softmax 13% slower, its sinf/cosf were no faster), libdevice for what they lack.
@@ -154,12 +152,12 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
   std::unique_ptr<BlockGroup> group;
   if (mode == lowering::VectorMode::kLoop) {
     mapping.kind = ThreadMapping::Kind::kBlockPerPoint;
-    mapping.blockThreads = loopBlockThreads(k);
+    mapping.blockThreads = loopBlockThreads(k, target.f32Lanes);
     group = std::make_unique<BlockGroup>(mapping.blockThreads);
     target.group = group.get();
   } else if (mode == lowering::VectorMode::kGrid) {
     mapping.kind = ThreadMapping::Kind::kLanesPerThread;
-    mapping.lanes = kLanes;
+    mapping.lanes = options.lanes;
   }
   // The entry twice: assuming nothing, and assuming the launch's usual alignment (which only
   // matters to vector accesses).

@@ -25,6 +25,8 @@ struct PtxOptions {
   int optLevel = 3;
   std::string libdevice;  ///< path of libdevice.10.bc; "" : none (kernels needing it fail)
   bool breakIr = false;   ///< test hook: malformed IR, so the failure path runs
+  /// Consecutive elements per thread in each access (4 f32: one 128-bit access; 8: two).
+  uint32_t lanes = 4;
 };
 
 /// A kernel as PTX, with what the runtime needs to launch it.
