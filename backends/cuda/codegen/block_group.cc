@@ -119,7 +119,12 @@ std::vector<llvm::Value*> BlockGroup::combineSplits(llvm::IRBuilder<>& b, const 
   };
   std::vector<llvm::GlobalVariable*> partials;
   for (llvm::Value* v : fields) partials.push_back(global(v->getType(), kSplitSlots, "split.partials", 1));
-  llvm::GlobalVariable* counters = global(i32, kSplitSlots, "split.arrived", 1);
+  // Declared here, defined once per module after the copies are linked (nvptx.cc).
+  llvm::GlobalVariable* counters = m.getNamedGlobal(kSplitCountersSymbol);
+  if (!counters)
+    counters =
+        new llvm::GlobalVariable(m, llvm::ArrayType::get(i32, kSplitSlots), false, llvm::GlobalValue::ExternalLinkage,
+                                 nullptr, kSplitCountersSymbol, nullptr, llvm::GlobalValue::NotThreadLocal, 1);
   llvm::GlobalVariable* lastFlag = global(i32, 1, "split.last", kSharedAddressSpace);
   auto at = [&](llvm::GlobalVariable* g, llvm::Value* i) {
     return b.CreateInBoundsGEP(g->getValueType(), g, {b.getInt64(0), i});
@@ -148,12 +153,7 @@ std::vector<llvm::Value*> BlockGroup::combineSplits(llvm::IRBuilder<>& b, const 
   llvm::Value* before = b.CreateAtomicRMW(llvm::AtomicRMWInst::Add, counter, b.getInt32(1), llvm::Align(4),
                                           llvm::AtomicOrdering::Monotonic);
   llvm::Value* last = b.CreateICmpEQ(b.CreateZExt(before, i64), b.CreateSub(splits, b.getInt64(1)));
-  llvm::BasicBlock* reset = llvm::BasicBlock::Create(ctx, "split.reset", fn);
   llvm::BasicBlock* tell = llvm::BasicBlock::Create(ctx, "split.tell", fn);
-  b.CreateCondBr(last, reset, tell);
-  b.SetInsertPoint(reset);
-  b.CreateStore(b.getInt32(0), counter, true);  // ready for the next launch
-  b.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {});
   b.CreateBr(tell);
   b.SetInsertPoint(tell);
   b.CreateStore(b.CreateZExt(last, i32), at(lastFlag, b.getInt64(0)));

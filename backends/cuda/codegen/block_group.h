@@ -15,10 +15,14 @@ constexpr uint32_t kWarpSize = 32;
 /// Split reductions: the grid's y dim numbers a grid point's splits (the x dim its points);
 /// with more than one, partials go to module globals of kSplitSlots slots per field (points x
 /// splits <= this; a launch without splits never touches them, whatever its points),
-/// with an arrival counter per point that the last split resets for the next launch. The
+/// with an arrival counter per point (kSplitCountersSymbol). The
 /// last split reads up to kSplitsPerThread partials per thread, then combines over the block,
 /// so at most kSplitsPerThread x threads splits per point.
 constexpr uint32_t kSplitSlots = 8192;
+/// The arrival counters' symbol: one array per module (both copies of the entry use it), set
+/// to zero by the launch before each split launch, so a launch that failed midway (a block
+/// that left early never counts itself in) leaves nothing behind for the next.
+constexpr const char* kSplitCountersSymbol = "plugsdk_split_arrived";
 constexpr uint32_t kSplitsPerThread = 4;
 
 class BlockGroup final : public lowering::ThreadGroup {

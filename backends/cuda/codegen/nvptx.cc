@@ -177,6 +177,10 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
     if (llvm::Linker::linkModules(m, std::move(aligned->module)))
       return sdk::internalError(what + ": linking the aligned copy of the entry failed");
   }
+  if (llvm::GlobalVariable* counters = m.getNamedGlobal(kSplitCountersSymbol)) {
+    counters->setInitializer(llvm::Constant::getNullValue(counters->getValueType()));
+    counters->setAlignment(llvm::Align(16));
+  }
   addKernelWrapper(m, k, body, alignedBody, entry, mapping);
   if (options.breakIr) llvm::BasicBlock::Create(ctx, "broken_on_purpose", m.getFunction(entry));
   std::string err;

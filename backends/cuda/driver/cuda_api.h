@@ -86,6 +86,7 @@ constexpr unsigned kEventDisableTiming = 2;  ///< CU_EVENT_DISABLE_TIMING
   X(moduleLoadDataEx, "cuModuleLoadDataEx", CUresult(CUmodule*, const void*, unsigned, int*, void**))            \
   X(moduleUnload, "cuModuleUnload", CUresult(CUmodule))                                                          \
   X(moduleGetFunction, "cuModuleGetFunction", CUresult(CUfunction*, CUmodule, const char*))                      \
+  X(moduleGetGlobal, "cuModuleGetGlobal_v2", CUresult(CUdeviceptr*, size_t*, CUmodule, const char*))             \
   X(launchKernel, "cuLaunchKernel",                                                                              \
     CUresult(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, void**, \
              void**))                                                                                            \

@@ -44,6 +44,12 @@ sdk::StatusOr<std::unique_ptr<LoadedKernel>> loadKernel(const DriverApi& api, co
                              "kernel @" + out->name + ": cuModuleGetFunction");
   if (!st.isOk()) return st;
   out->mapping = ptx.mapping;
+  if (out->mapping.splittable) {
+    size_t bytes = 0;
+    st = api.check(api.moduleGetGlobal(&out->splitCounters, &bytes, out->module, kSplitCountersSymbol),
+                   "kernel @" + out->name + ": cuModuleGetGlobal(" + kSplitCountersSymbol + ")");
+    if (!st.isOk()) return st;
+  }
   out->pool.assign(k.indexPool().begin(), k.indexPool().end());
   for (size_t d = 0; d < k.numGrid(); ++d) out->grid.push_back(k.grid(d));
   return out;
@@ -100,6 +106,12 @@ sdk::Status launchKernel(const LoadedKernel& k, const std::vector<CUdeviceptr>& 
     return sdk::unimplemented("kernel @" + k.name + ": " + std::to_string(points) +
                               " grid points exceed one launch's 2^31 blocks");
   // cuLaunchKernel takes a pointer to each parameter's value.
+  if (splits > 1) {
+    // Fresh arrival counts for this launch (block_group.h: kSplitCountersSymbol).
+    sdk::Status st = k.api->check(k.api->memsetD32Async(k.splitCounters, 0, points, stream),
+                                  "kernel @" + k.name + ": resetting the split counters");
+    if (!st.isOk()) return st;
+  }
   std::vector<void*> params;
   params.reserve(args.size() + symbols.size() + grid.size() + 1);
   for (const CUdeviceptr& a : args) params.push_back(const_cast<CUdeviceptr*>(&a));

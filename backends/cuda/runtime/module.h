@@ -26,7 +26,8 @@ struct LoadedKernel {
   std::vector<plugsdk_index_expr_t> grid;
   KernelStatus* status = nullptr;  ///< the client's, which outlives its executables
   uint32_t statusSlot = 0;
-  int multiprocessors = 1;  ///< the device's, for the split of reductions
+  int multiprocessors = 1;        ///< the device's, for the split of reductions
+  CUdeviceptr splitCounters = 0;  ///< the module's split arrival counters (block_group.h)
   ~LoadedKernel();
 };
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <string>
 
+#include "backends/cuda/codegen/block_group.h"
 #include "backends/cuda/codegen/nvptx.h"
 #include "core/kernel/kernel_text.h"
 #include "core/plugin/kernel_encoding.h"
@@ -172,7 +173,9 @@ TEST(CudaCodegen, RowReductionsCombineAcrossTheBlock) {
   EXPECT_GE(count(p->ptx, ".shared"), 1u) << p->ptx;
   // The slots are read as vectors: declared 16-byte aligned (4 was a misaligned address).
   EXPECT_EQ(count(p->ptx, ".shared .align 4 .b8"), 0u) << p->ptx;
-  // The split's arrival count and its fence.
+  // The split's arrival count and its fence; one counter array shared by both copies, which
+  // the launch finds by name and zeroes.
+  EXPECT_EQ(count(p->ptx, std::string(".visible .global .align 16 .b8 ") + kSplitCountersSymbol + "["), 1u) << p->ptx;
   EXPECT_GE(count(p->ptx, "atom.global.add.u32") + count(p->ptx, "atom.add.u32"), 1u) << p->ptx;
   EXPECT_GE(count(p->ptx, "membar.gl") + count(p->ptx, "fence.sc.gpu"), 1u) << p->ptx;
 
