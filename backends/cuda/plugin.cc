@@ -70,19 +70,26 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   /// see the no-driver path), libdevice=PATH (default: findLibdevice), dump=DIR (each
   /// kernel's .kir, .ll and .ptx), opt=2|3, fault=llvm (tests: malformed IR on purpose),
   /// split=off (never split a reduction over several blocks), lanes=4|8 (elements per thread
-  /// in each access).
+  /// in each access), minblocks=0..8 (blocks per multiprocessor the registers must allow;
+  /// 0: ptxas decides).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "driver" && key != "libdevice" && key != "dump" && key != "opt" && key != "fault" && key != "split" &&
-          key != "lanes")
-        return sdk::invalidArgument("unknown option '" + key +
-                                    "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes)");
+          key != "lanes" && key != "minblocks")
+        return sdk::invalidArgument(
+            "unknown option '" + key +
+            "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes, minblocks)");
     const std::string split = options.get("split", "on");
     if (split != "on" && split != "off") return sdk::invalidArgument("option split: '" + split + "' is not on or off");
     splitReductions_ = split == "on";
     const std::string lanes = options.get("lanes", "4");
-    if (lanes != "4" && lanes != "8") return sdk::invalidArgument("option lanes: '" + lanes + "' is not 4 or 8");
-    ptxOptions_.lanes = lanes == "8" ? 8 : 4;
+    if (lanes != "1" && lanes != "2" && lanes != "4" && lanes != "8")
+      return sdk::invalidArgument("option lanes: '" + lanes + "' is not 1, 2, 4 or 8");
+    ptxOptions_.lanes = static_cast<uint32_t>(lanes[0] - '0');
+    const std::string minBlocks = options.get("minblocks", "0");
+    if (minBlocks.size() != 1 || minBlocks[0] < '0' || minBlocks[0] > '8')
+      return sdk::invalidArgument("option minblocks: '" + minBlocks + "' is not 0 to 8");
+    ptxOptions_.minBlocksPerSm = static_cast<uint32_t>(minBlocks[0] - '0');
     ptxOptions_.libdevice = options.get("libdevice", cuda::findLibdevice());
     const std::string opt = options.get("opt", "3");
     if (opt != "2" && opt != "3") return sdk::invalidArgument("option opt: '" + opt + "' is not 2 or 3");

@@ -124,6 +124,13 @@ KernelLowering::KernelLowering(llvm::LLVMContext& ctx, llvm::Module& m, const sd
     }
     if (ok && reduces) splitLoop = loop;
   }
+  std::vector<uint8_t> trig(k.numValues(), 0);  // bit 0: sin taken, bit 1: cos taken
+  for (size_t i = 0; i < k.numStmts(); ++i) {
+    const plugsdk_stmt_t& s = k.stmt(i);
+    if (s.kind == PLUGSDK_STMT_SCALAR && (s.op == PLUGSDK_OP_SIN || s.op == PLUGSDK_OP_COS) && s.num_operands == 1)
+      trig[static_cast<size_t>(s.operands[0])] |= s.op == PLUGSDK_OP_SIN ? 1 : 2;
+  }
+  for (uint8_t t : trig) sinAndCos_.push_back(t == 3);
   for (size_t i = 0; i < k.numStmts(); ++i) {
     const plugsdk_stmt_t& s = k.stmt(i);
     if (s.result >= 0) valueTypes_[static_cast<size_t>(s.result)] = s.dtype;
@@ -142,6 +149,12 @@ llvm::Value* KernelLowering::laneIota(uint32_t lanes) {
   std::vector<llvm::Constant*> c;
   for (uint32_t i = 0; i < lanes; ++i) c.push_back(b_.getInt64(i));
   return llvm::ConstantVector::get(c);
+}
+
+llvm::Value* KernelLowering::invariantLoad(int32_t arg, llvm::Value* load) {
+  if (argInvariant_[static_cast<size_t>(arg)])
+    llvm::cast<llvm::LoadInst>(load)->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(ctx_, {}));
+  return load;
 }
 
 llvm::Value* KernelLowering::anyTrue(llvm::Value* maskVec) {
@@ -200,23 +213,50 @@ sdk::Status KernelLowering::spread(llvm::Value* begin, llvm::Value* end, uint32_
   const ThreadGroup& g = *target_.group;
   llvm::Value* tid = g.threadIndex(b_);
   llvm::Value* width = b_.getInt64(lanes);
+  llvm::Value* threads = b_.getInt64(g.size());
   llvm::Value* chunks = b_.CreateUDiv(b_.CreateSub(end, begin), width);  // full ones
   llvm::Value* fullEnd = b_.CreateAdd(begin, b_.CreateMul(chunks, width), "full.end");
-  sdk::Status st = forLoop(b_.CreateAdd(begin, b_.CreateMul(tid, width)), fullEnd, int64_t{lanes} * g.size(),
-                           [&](llvm::Value* i) { return body(i, nullptr); });
+  llvm::Value* rounds = b_.CreateUDiv(chunks, threads, "rounds");
+  auto chunkAt = [&](llvm::Value* c) { return b_.CreateAdd(begin, b_.CreateMul(c, width)); };
+  // A small constant number of rounds is unrolled here: the rounds of two loops over the
+  // same extent compute the same addresses instruction for instruction, so the early CSE
+  // reuses the first loop's loads of read-only arguments in the later ones.
+  auto round = [&](llvm::Value* r) { return body(chunkAt(b_.CreateAdd(b_.CreateMul(r, threads), tid)), nullptr); };
+  sdk::Status st = sdk::Status::ok();
+  auto* constRounds = llvm::dyn_cast<llvm::ConstantInt>(rounds);
+  if (constRounds && constRounds->getZExtValue() <= kUnrollRounds) {
+    for (uint64_t r = 0; r < constRounds->getZExtValue() && st.isOk(); ++r) st = round(b_.getInt64(r));
+  } else {
+    st = forLoop(b_.getInt64(0), rounds, 1, round);
+  }
   if (!st.isOk()) return st;
-  // The partial chunk belongs to the thread that would have taken the next full one.
-  llvm::Value* owner = b_.CreateURem(chunks, b_.getInt64(g.size()));
-  llvm::BasicBlock* tail = llvm::BasicBlock::Create(ctx_, "spread.tail", fn_);
-  llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx_, "spread.after", fn_);
-  b_.CreateCondBr(b_.CreateAnd(b_.CreateICmpSLT(fullEnd, end), b_.CreateICmpEQ(owner, tid)), tail, after);
-  b_.SetInsertPoint(tail);
-  llvm::Value* laneIdx = b_.CreateAdd(b_.CreateVectorSplat(lanes, fullEnd), laneIota(lanes));
-  st = body(fullEnd, b_.CreateICmpSLT(laneIdx, b_.CreateVectorSplat(lanes, end), "tail.mask"));
-  if (!st.isOk()) return st;
-  b_.CreateBr(after);
-  b_.SetInsertPoint(after);
-  return sdk::Status::ok();
+  // The leftover full chunks, then the partial one, which belongs to the thread that would
+  // have taken the next full one.
+  llvm::Value* rest = b_.CreateSub(chunks, b_.CreateMul(rounds, threads), "rest");
+  auto inBlock = [&](llvm::Value* cond, const char* name, const std::function<sdk::Status()>& f) {
+    llvm::BasicBlock* in = llvm::BasicBlock::Create(ctx_, name, fn_);
+    llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx_, std::string(name) + ".after", fn_);
+    b_.CreateCondBr(cond, in, after);
+    b_.SetInsertPoint(in);
+    sdk::Status s = f();
+    if (!s.isOk()) return s;
+    b_.CreateBr(after);
+    b_.SetInsertPoint(after);
+    return sdk::Status::ok();
+  };
+  auto isFalse = [](llvm::Value* v) {
+    return llvm::isa<llvm::ConstantInt>(v) && llvm::cast<llvm::ConstantInt>(v)->isZero();
+  };
+  if (!isFalse(rest)) {
+    st = inBlock(b_.CreateICmpULT(tid, rest), "spread.rest", [&] { return round(rounds); });
+    if (!st.isOk()) return st;
+  }
+  llvm::Value* partial = b_.CreateICmpSLT(fullEnd, end);
+  if (isFalse(partial)) return sdk::Status::ok();
+  return inBlock(b_.CreateAnd(partial, b_.CreateICmpEQ(rest, tid)), "spread.tail", [&] {
+    llvm::Value* laneIdx = b_.CreateAdd(b_.CreateVectorSplat(lanes, fullEnd), laneIota(lanes));
+    return body(fullEnd, b_.CreateICmpSLT(laneIdx, b_.CreateVectorSplat(lanes, end), "tail.mask"));
+  });
 }
 
 sdk::Status KernelLowering::inOneThread(const Region& r, const std::function<sdk::Status()>& body) {
@@ -263,6 +303,13 @@ sdk::Status KernelLowering::run(const std::string& entry) {
   llvm::Value* symArr = b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, frame_, 1), "symbols");
   llvm::Value* gridArr = b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, frame_, 2), "grid");
   statusPtr_ = b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, frame_, 3), "status");
+  // The ABI: in a kernel with a LOOP, an argument without WRITE access shares no memory with
+  // one that has it (the core writes in place only in loop-free kernels), so its loads are
+  // invariant over the launch.
+  bool loops = false;
+  for (size_t i = 0; i < k_.numStmts(); ++i) loops |= k_.stmt(i).kind == PLUGSDK_STMT_LOOP;
+  for (size_t a = 0; a < k_.numArgs(); ++a)
+    argInvariant_.push_back(loops && !(k_.arg(a).access & PLUGSDK_ACCESS_WRITE));
   for (size_t a = 0; a < k_.numArgs(); ++a)
     argPtrs_.push_back(b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, argsArr, a), "arg" + std::to_string(a)));
   for (size_t s = 0; s < k_.numSymbols(); ++s)

@@ -81,14 +81,14 @@ sdk::StatusOr<Val> KernelLowering::load(const plugsdk_stmt_t& s, size_t pos, Reg
 
   if (ix->kind == K::kUniform && (!masked || !m.varying)) {
     llvm::Value* ptr = b_.CreateGEP(st, base, ix->base);
-    if (!masked) return Val{fromStorage(b_.CreateAlignedLoad(st, ptr, align), s.dtype), false};
+    if (!masked) return Val{fromStorage(invariantLoad(s.arg, b_.CreateAlignedLoad(st, ptr, align)), s.dtype), false};
     // A uniform masked load: branch around the access.
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     llvm::BasicBlock* doLoad = llvm::BasicBlock::Create(ctx_, "mload", fn_);
     llvm::BasicBlock* join = llvm::BasicBlock::Create(ctx_, "mload.join", fn_);
     b_.CreateCondBr(m.v, doLoad, join);
     b_.SetInsertPoint(doLoad);
-    llvm::Value* v = b_.CreateAlignedLoad(st, ptr, align);
+    llvm::Value* v = invariantLoad(s.arg, b_.CreateAlignedLoad(st, ptr, align));
     b_.CreateBr(join);
     b_.SetInsertPoint(join);
     llvm::PHINode* phi = b_.CreatePHI(st, 2);
@@ -109,7 +109,7 @@ sdk::StatusOr<Val> KernelLowering::load(const plugsdk_stmt_t& s, size_t pos, Reg
     llvm::Value* ptr = b_.CreateGEP(st, base, ix->base);
     const llvm::Align va = vectorAlign(s.index, r, s.dtype);
     llvm::Value* v = mask ? static_cast<llvm::Value*>(b_.CreateMaskedLoad(vt, ptr, va, mask, zero))
-                          : b_.CreateAlignedLoad(vt, ptr, va);
+                          : invariantLoad(s.arg, b_.CreateAlignedLoad(vt, ptr, va));
     return Val{fromStorage(v, s.dtype), true};
   }
   if (ix->kind == K::kAffine && ix->stride >= 2 && ix->stride <= 4) {

@@ -131,6 +131,14 @@ llvm::Value* KernelLowering::math(uint32_t op, llvm::Value* a, llvm::Value* b) {
   return b ? callLibm(libmName(op), a->getType(), {a, b}) : callLibm(libmName(op), a->getType(), {a});
 }
 
+llvm::Value* KernelLowering::sinOrCos(uint32_t op, llvm::Value* a) {
+  for (const SinCos& p : sinCos_)
+    if (p.arg == a && p.block == b_.GetInsertBlock()) return op == PLUGSDK_OP_SIN ? p.sin : p.cos;
+  auto [sin, cos] = emitSinCosF32(b_, a);
+  sinCos_.push_back(SinCos{a, b_.GetInsertBlock(), sin, cos});
+  return op == PLUGSDK_OP_SIN ? sin : cos;
+}
+
 llvm::Value* KernelLowering::maxMin(llvm::Value* a, llvm::Value* b, uint32_t dtype, bool isMax) {
   if (isFloatDtype(dtype)) {
     // maximum(a, b) = NaN if either is; else (a < b ? b : a), which keeps a on ties (-0.0 vs 0.0).
@@ -276,7 +284,9 @@ sdk::StatusOr<Val> KernelLowering::scalarOp(const plugsdk_stmt_t& s, size_t pos,
       const char* name = libmName(s.op);
       if (!name) return fail(pos, "elementwise op " + std::to_string(s.op) + " is unknown to this backend");
       if (!fp) return fail(pos, std::string(name) + " of a non-floating dtype");
-      v = math(s.op, a, b);
+      const bool pair = (s.op == PLUGSDK_OP_SIN || s.op == PLUGSDK_OP_COS) && sinAndCos_[s.operands[0]] &&
+                        t->getScalarType()->isFloatTy();
+      v = pair ? sinOrCos(s.op, a) : math(s.op, a, b);
     }
   }
   if (fp && v->getType()->getScalarType()->isFloatingPointTy()) v = roundTo(v, s.dtype);

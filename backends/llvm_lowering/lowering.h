@@ -116,8 +116,11 @@ class KernelLowering {
   sdk::Status chunked(llvm::Value* begin, llvm::Value* end, uint32_t lanes,
                       const std::function<sdk::Status(llvm::Value*, llvm::Value*)>& body);
   /// Runs body over [begin, end) of a loop variable (begin a multiple of `lanes`) whose chunks
-  /// of `lanes` are spread over the thread group: this thread's full chunks, then the partial
-  /// last chunk (masked) in the thread whose turn it is.
+  /// of `lanes` are spread over the thread group: chunk t, t + T, ... in thread t, as rounds
+  /// of T chunks (a trip count the same in every thread; a small constant one is unrolled, so
+  /// later loops over the same extent load the same addresses, reused from the first),
+  /// the leftover full chunks in threads t < rest, the partial last chunk (masked) in the
+  /// thread whose turn it is.
   sdk::Status spread(llvm::Value* begin, llvm::Value* end, uint32_t lanes,
                      const std::function<sdk::Status(llvm::Value*, llvm::Value*)>& body);
   /// Runs body in thread 0 of the group only (where the region is replicated).
@@ -165,6 +168,9 @@ class KernelLowering {
   /// A transcendental op (exp ... erf, pow, atan2) on float or double scalars or vectors:
   /// vectorized polynomials (vector_math.h) where there are, libm per lane otherwise.
   llvm::Value* math(uint32_t op, llvm::Value* a, llvm::Value* b);
+  /// sin or cos of a value whose sin and cos the kernel both takes (f32 arithmetic): both
+  /// from one emitSinCosF32, the second reused where it is lowered in the same basic block.
+  llvm::Value* sinOrCos(uint32_t op, llvm::Value* a);
   llvm::Value* maxMin(llvm::Value* a, llvm::Value* b, uint32_t dtype, bool isMax);
   llvm::Value* intDivRem(uint32_t op, llvm::Value* a, llvm::Value* b, uint32_t dtype, Region& r);
 
@@ -183,7 +189,11 @@ class KernelLowering {
   uint32_t dtypeOf(int32_t id) const { return valueTypes_[static_cast<size_t>(id)]; }
 
  private:
+  static constexpr uint64_t kUnrollRounds = 8;  ///< spread: rounds unrolled up to this many
   llvm::Value* laneIota(uint32_t lanes);
+  /// Marks a load of `arg` !invariant.load where the arg is never written while the kernel
+  /// runs (argInvariant_), so LLVM may reuse its values across barriers and loops.
+  llvm::Value* invariantLoad(int32_t arg, llvm::Value* load);
   llvm::Value* anyTrue(llvm::Value* maskVec);
 
   llvm::LLVMContext& ctx_;
@@ -197,12 +207,21 @@ class KernelLowering {
   llvm::Value* frame_ = nullptr;
   llvm::Value* statusPtr_ = nullptr;
   std::vector<llvm::Value*> argPtrs_;  ///< loaded once in the entry block
+  std::vector<bool> argInvariant_;     ///< loads of the arg may be marked !invariant.load
   std::vector<llvm::Value*> symbols_;  ///< i64 launch values
   std::vector<llvm::Value*> gridSizes_;
   std::vector<std::optional<int64_t>> gridExtents_;  ///< each grid dim's extent, when a constant
   std::vector<Val> values_;
   std::vector<uint32_t> valueTypes_;
   std::vector<size_t> checkOrdinal_;  ///< statement position -> CHECK ordinal
+  std::vector<bool> sinAndCos_;       ///< value id -> the kernel takes both its sin and its cos
+  struct SinCos {
+    llvm::Value* arg;
+    llvm::BasicBlock* block;  ///< where both became available
+    llvm::Value* sin;
+    llvm::Value* cos;
+  };
+  std::vector<SinCos> sinCos_;
 
  public:
   std::optional<size_t> splitLoop;  ///< see LoweredKernel::splitLoop

@@ -215,17 +215,29 @@ class Emitter {
   /// sin (cosine = false) or cos of x; lanes with |x| > kTrigFastLimit call libm.
   Value* sinCos(Value* x, bool cosine) {
     Value* fast = le(abs(x), c(kTrigFastLimit));
-    Value* xs = sel(fast, x, c(0.0f));
     Value *r, *j;
-    trigReduce(xs, &r, &j);
+    trigReduce(sel(fast, x, c(0.0f)), &r, &j);
+    return slowLanes(trigValue(x, fast, r, j, cosine), x, nullptr, fast, cosine ? "cosf" : "sinf");
+  }
+  /// sin and cos of one x from one reduction, with one rare block for both (apart, the second's
+  /// reduction stays live across the first's libm calls: 57 registers a thread instead of 32).
+  std::pair<Value*, Value*> sinAndCos(Value* x) {
+    Value* fast = le(abs(x), c(kTrigFastLimit));
+    Value *r, *j;
+    trigReduce(sel(fast, x, c(0.0f)), &r, &j);
+    std::vector<Value*> v = slowLanesN({trigValue(x, fast, r, j, false), trigValue(x, fast, r, j, true)}, x, nullptr,
+                                       fast, {"sinf", "cosf"});
+    return {v[0], v[1]};
+  }
+  /// The fast lanes' sin or cos from the reduction (r, quadrant j); NaN where x is not finite.
+  Value* trigValue(Value* x, Value* fast, Value* r, Value* j, bool cosine) {
     if (cosine) j = b_.CreateAdd(j, ci(1));
     Value* z = mul(r, r);
     Value* v = sel(b_.CreateICmpNE(b_.CreateAnd(j, ci(1)), ci(0)), cosPoly(z), sinPoly(r, z));
     Value* flip = b_.CreateShl(b_.CreateAnd(j, ci(2)), ci(30));  // sign bit for quadrants 2, 3
     v = fromBits(b_.CreateXor(bits(v), flip));
     if (!cosine) v = sel(eq(x, c(0.0f)), x, v);  // sin(-0) = -0
-    v = sel(fast, v, sub(x, x));                 // inf and NaN -> NaN
-    return slowLanes(v, x, nullptr, fast, cosine ? "cosf" : "sinf");
+    return sel(fast, v, sub(x, x));              // inf and NaN -> NaN
   }
 
   Value* tan(Value* x) {
@@ -589,6 +601,11 @@ class Emitter {
 
   /// Lanes where `fast` is false and x is finite get libm's value (a rarely taken block).
   Value* slowLanes(Value* v, Value* x, Value* y, Value* fast, const char* libm) {
+    return slowLanesN({v}, x, y, fast, {libm})[0];
+  }
+  /// The same for several functions of the same arguments in one block: vs[f] from libms[f].
+  std::vector<Value*> slowLanesN(const std::vector<Value*>& vs, Value* x, Value* y, Value* fast,
+                                 const std::vector<const char*>& libms) {
     Value* need = b_.CreateAnd(b_.CreateNot(fast), b_.CreateFCmpOLT(abs(x), c(kInf)));
     unsigned lanes = 1;
     Value* any = need;
@@ -613,15 +630,22 @@ class Emitter {
     b_.CreateCondBr(any, slow, join, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 20));
     b_.SetInsertPoint(slow);
     llvm::Type* el = fty_->getScalarType();
-    llvm::FunctionCallee callee = m->getOrInsertFunction(
-        libm, y != nullptr ? llvm::FunctionType::get(el, {el, el}, false) : llvm::FunctionType::get(el, {el}, false));
-    Value* out = v;
+    auto* fty = y != nullptr ? llvm::FunctionType::get(el, {el, el}, false) : llvm::FunctionType::get(el, {el}, false);
+    std::vector<Value*> outs = vs;
     for (unsigned i = 0; i < lanes; ++i) {
       auto lane = [&](Value* w) { return lanes == 1 ? w : b_.CreateExtractElement(w, i); };
-      Value* arg = lane(x);
-      Value* call = y != nullptr ? b_.CreateCall(callee, {arg, lane(y)}) : b_.CreateCall(callee, {arg});
-      Value* pick = b_.CreateSelect(lane(need), call, lane(v));
-      out = lanes == 1 ? pick : b_.CreateInsertElement(out, pick, i);
+      for (size_t f = 0; f < vs.size(); ++f) {
+        llvm::FunctionCallee callee = m->getOrInsertFunction(libms[f], fty);
+        llvm::CallInst* call =
+            y != nullptr ? b_.CreateCall(callee, {lane(x), lane(y)}) : b_.CreateCall(callee, {lane(x)});
+        // Rare: kept out of line where the function's body is linked in (libdevice on the GPU:
+        // inlined, its Payne-Hanek reduction per lane and per function made a pointwise kernel
+        // thousands of instructions long).
+        call->addFnAttr(llvm::Attribute::NoInline);
+        call->addFnAttr(llvm::Attribute::Cold);
+        Value* pick = b_.CreateSelect(lane(need), call, lane(vs[f]));
+        outs[f] = lanes == 1 ? pick : b_.CreateInsertElement(outs[f], pick, i);
+      }
     }
     b_.CreateBr(join);
     if (join->empty()) {
@@ -629,10 +653,14 @@ class Emitter {
     } else {
       b_.SetInsertPoint(join, join->begin());
     }
-    llvm::PHINode* phi = b_.CreatePHI(fty_, 2, "math.result");
-    phi->addIncoming(v, cur);
-    phi->addIncoming(out, slow);
-    return phi;
+    std::vector<Value*> results;
+    for (size_t f = 0; f < vs.size(); ++f) {
+      llvm::PHINode* phi = b_.CreatePHI(fty_, 2, "math.result");
+      phi->addIncoming(vs[f], cur);
+      phi->addIncoming(outs[f], slow);
+      results.push_back(phi);
+    }
+    return results;
   }
 
  private:
@@ -701,6 +729,12 @@ llvm::Value* emitMathF32(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x, llvm
       return e.pow(x, y);
   }
   return nullptr;
+}
+
+std::pair<llvm::Value*, llvm::Value*> emitSinCosF32(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::IRBuilderBase::FastMathFlagGuard keepFlags(b);
+  b.clearFastMathFlags();
+  return Emitter(b, x->getType()).sinAndCos(x);
 }
 
 llvm::Value* emitMathF64(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x) {

@@ -1,9 +1,11 @@
-// Vectorized f32 math functions emitted as LLVM IR for the CPU backend's code generator:
+// Vectorized f32 math functions emitted as LLVM IR for the LLVM backends' code generators:
 // exp, log, tanh, erf, sin, cos and their relatives as range reduction + minimax polynomial
 // on whole vectors (FMA, no table lookups, no libm calls on the common path), so a fused
 // elementwise kernel stays vectorized through its transcendentals. Accuracy (measured over
 // every f32 input) and the special values are documented in docs/cpu-math.md.
 #pragma once
+
+#include <utility>
 
 namespace llvm {
 class IRBuilderBase;
@@ -50,6 +52,10 @@ const char* libmNameF32(MathFn fn);
 /// builder's fast-math flags are ignored (cleared while emitting). Returns nullptr when
 /// `fn` has no inline implementation (the caller then calls libm per lane).
 llvm::Value* emitMathF32(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x, llvm::Value* y = nullptr);
+
+/// sin(x) and cos(x) of `x` (float or <N x float>) as emitMathF32 gives them, bit for bit,
+/// sharing the range reduction and the rare libm block (one branch for both).
+std::pair<llvm::Value*, llvm::Value*> emitSinCosF32(llvm::IRBuilderBase& b, llvm::Value* x);
 
 /// The f64 counterpart, for exp, expm1, log, log1p, log2, sin, cos, tanh, sinh, cosh and erf (`x` of type double or
 /// <N x double>; within 4 ulp on the tests of docs/cpu-math.md, the same special values;

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -120,12 +121,14 @@ struct Compiled {
   std::map<MathFn, Kernel> kernels;
   std::string assembly;
   unsigned lanes = 0;
+  Kernel pairSin = nullptr, pairCos = nullptr;  ///< emitSinCosF32's first and second result
 };
 
 /// void NAME(const float* x, const float* y, float* out, int64 n), n a multiple of `lanes`:
 /// out[i] = fn(x[i], y[i]). `splitBlock` emits into a complete block (before the loop's
 /// latch), the other case at the end of an unterminated block: both ways a caller may use.
-void buildKernel(llvm::Module& m, const std::string& name, MathFn fn, unsigned lanes, bool splitBlock) {
+using Emit = std::function<llvm::Value*(llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y)>;
+void buildKernel(llvm::Module& m, const std::string& name, unsigned lanes, bool splitBlock, const Emit& emit) {
   llvm::LLVMContext& c = m.getContext();
   llvm::IRBuilder<> b(c);
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {b.getPtrTy(), b.getPtrTy(), b.getPtrTy(), b.getInt64Ty()}, false);
@@ -148,7 +151,7 @@ void buildKernel(llvm::Module& m, const std::string& name, MathFn fn, unsigned l
     b.CreateCondBr(b.CreateICmpSLT(next, f->getArg(3)), loop, done);
     b.SetInsertPoint(llvm::cast<llvm::Instruction>(next));
   }
-  llvm::Value* r = lowering::emitMathF32(b, fn, x, y);
+  llvm::Value* r = emit(b, x, y);
   ASSERT_NE(r, nullptr);
   b.CreateAlignedStore(r, b.CreateGEP(b.getFloatTy(), f->getArg(2), i), llvm::Align(4));
   if (!splitBlock) {
@@ -178,7 +181,16 @@ std::unique_ptr<Compiled> compileAll(const std::string& isaName, bool scalar) {
   std::vector<std::string> names;
   for (const FnCase& fc : cases()) {
     names.push_back(std::string("math_") + fc.name);
-    buildKernel(*m, names.back(), fc.fn, out->lanes, out->lanes == 8);
+    buildKernel(*m, names.back(), out->lanes, out->lanes == 8,
+                [&](llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value* y) { return emitMathF32(b, fc.fn, x, y); });
+  }
+  for (int which : {0, 1}) {
+    names.push_back(which == 0 ? "pair_sin" : "pair_cos");
+    buildKernel(*m, names.back(), out->lanes, out->lanes == 8,
+                [&](llvm::IRBuilderBase& b, llvm::Value* x, llvm::Value*) {
+                  auto [sin, cos] = lowering::emitSinCosF32(b, x);
+                  return which == 0 ? sin : cos;
+                });
   }
   sdk::Status st = out->jit->optimize(*m, 2);
   EXPECT_TRUE(st.isOk()) << st.message();
@@ -192,6 +204,8 @@ std::unique_ptr<Compiled> compileAll(const std::string& isaName, bool scalar) {
   for (const FnCase& fc : cases()) {
     out->kernels[fc.fn] = reinterpret_cast<Kernel>(*out->object->lookup(std::string("math_") + fc.name));
   }
+  out->pairSin = reinterpret_cast<Kernel>(*out->object->lookup("pair_sin"));
+  out->pairCos = reinterpret_cast<Kernel>(*out->object->lookup("pair_cos"));
   return out;
 }
 
@@ -327,6 +341,28 @@ TEST_P(VectorMath, WithinFourUlpAndExactSpecialValues) {
     EXPECT_LE(w.ulp, 4.0) << fc.name << " at " << cc->lanes << " lanes: " << w.ulp << " ulp at x = " << w.x << " ("
                           << std::hexfloat << w.x << std::defaultfloat << "), y = " << w.y << ": got " << w.got
                           << ", want " << w.want;
+  }
+}
+
+// sin and cos from one reduction (emitSinCosF32) are sin and cos bit for bit, on the inputs
+// of the accuracy test (huge arguments, which take the libm block, and specials included).
+TEST_P(VectorMath, SinCosPairIsSinAndCos) {
+  Compiled* cc = compiled(GetParam());
+  if (cc == nullptr) GTEST_SKIP() << "this CPU lacks the ISA";
+  for (const char* name : {"sin", "cos"}) {
+    const FnCase& fc =
+        *std::find_if(cases().begin(), cases().end(), [&](const FnCase& c) { return c.name == std::string(name); });
+    std::vector<float> x, y;
+    inputsFor(fc, &x, &y);
+    for (float huge : {1e5f, 1.5e5f, 3e7f, -1e20f, 1e38f}) x.push_back(huge);
+    const std::vector<float> alone = run(cc->kernels.at(fc.fn), x, y);
+    const std::vector<float> paired = run(fc.fn == MathFn::kSin ? cc->pairSin : cc->pairCos, x, y);
+    size_t differ = 0;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (std::memcmp(&alone[i], &paired[i], sizeof(float)) != 0 && ++differ <= 3)
+        ADD_FAILURE() << name << " at " << cc->lanes << " lanes, x = " << std::hexfloat << x[i] << ": alone "
+                      << alone[i] << ", paired " << paired[i];
+    EXPECT_EQ(differ, 0u) << name << " over " << x.size() << " inputs";
   }
 }
 

@@ -46,6 +46,7 @@ void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::stri
   };
   annotate("kernel", 1);
   annotate("maxntidx", mapping.blockThreads);
+  if (mapping.minBlocksPerSm > 0) annotate("minctasm", mapping.minBlocksPerSm);
 
   llvm::BasicBlock* start = llvm::BasicBlock::Create(ctx, "entry", f);
   llvm::BasicBlock* run = llvm::BasicBlock::Create(ctx, "run", f);
@@ -81,10 +82,13 @@ void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::stri
       llvm::Value* point = mapping.kind == ThreadMapping::Kind::kBlockPerPoint
                                ? block
                                : b.CreateAdd(b.CreateMul(block, b.getInt64(mapping.blockThreads)), thread, "point");
-      inRange = b.CreateICmpULT(point, b.CreateMul(outer, inner));
+      // Every thread of a block-per-point program reaches the entry (it synchronizes the
+      // block), and every block launched is a point.
+      inRange = mapping.kind == ThreadMapping::Kind::kBlockPerPoint ? b.getTrue()
+                                                                    : b.CreateICmpULT(point, b.CreateMul(outer, inner));
       o = b.CreateUDiv(point, inner);
       lo = b.CreateURem(point, inner);
-      hi = b.CreateAdd(lo, b.getInt64(1));
+      hi = b.CreateAdd(lo, b.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
       break;
     }
     case ThreadMapping::Kind::kLanesPerThread: {
@@ -98,13 +102,13 @@ void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::stri
       break;
     }
   }
-  // Every thread of a block-per-point program reaches the entry (it synchronizes the block).
-  if (mapping.kind == ThreadMapping::Kind::kBlockPerPoint) inRange = b.getTrue();
   b.CreateCondBr(inRange, run, done);
   b.SetInsertPoint(run);
+  // One outer index each (no wrap: the entry's loop over [o, o + 1) is known to run once).
+  llvm::Value* next = b.CreateAdd(o, b.getInt64(1), "o.next", /*HasNUW=*/true, /*HasNSW=*/true);
 
   if (!alignedBody) {
-    b.CreateCall(body, {frame, o, b.CreateAdd(o, b.getInt64(1)), lo, hi});
+    b.CreateCall(body, {frame, o, next, lo, hi});
     b.CreateBr(done);
     b.SetInsertPoint(done);
     b.CreateRetVoid();
@@ -125,7 +129,7 @@ void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::stri
   b.CreateCondBr(aligned, fast, slow);
   for (auto [bb, callee] : {std::pair{fast, alignedBody}, std::pair{slow, body}}) {
     b.SetInsertPoint(bb);
-    b.CreateCall(callee, {frame, o, b.CreateAdd(o, b.getInt64(1)), lo, hi});
+    b.CreateCall(callee, {frame, o, next, lo, hi});
     b.CreateBr(done);
   }
   b.SetInsertPoint(done);

@@ -35,6 +35,9 @@ struct ThreadMapping {
   enum class Kind { kPointPerThread, kLanesPerThread, kBlockPerPoint } kind = Kind::kPointPerThread;
   uint32_t lanes = 1;  ///< kLanesPerThread: inner points per thread
   uint32_t blockThreads = kBlockThreads;
+  /// Blocks that should fit on one multiprocessor at once (0: ptxas decides): bounds the
+  /// registers per thread (8 blocks of 256 threads: 32), for occupancy.
+  uint32_t minBlocksPerSm = 0;
   /// kBlockPerPoint: the launch may split each point's loop over several blocks (grid y;
   /// block_group.h); the loop's last dim, whose chunks of `lanes` are split.
   bool splittable = false;

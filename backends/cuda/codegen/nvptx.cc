@@ -181,6 +181,7 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
     counters->setInitializer(llvm::Constant::getNullValue(counters->getValueType()));
     counters->setAlignment(llvm::Align(16));
   }
+  mapping.minBlocksPerSm = options.minBlocksPerSm;
   addKernelWrapper(m, k, body, alignedBody, entry, mapping);
   if (options.breakIr) llvm::BasicBlock::Create(ctx, "broken_on_purpose", m.getFunction(entry));
   std::string err;

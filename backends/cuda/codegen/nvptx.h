@@ -27,6 +27,8 @@ struct PtxOptions {
   bool breakIr = false;   ///< test hook: malformed IR, so the failure path runs
   /// Consecutive elements per thread in each access (4 f32: one 128-bit access; 8: two).
   uint32_t lanes = 4;
+  /// ThreadMapping::minBlocksPerSm of every kernel (0: ptxas decides).
+  uint32_t minBlocksPerSm = 0;
 };
 
 /// A kernel as PTX, with what the runtime needs to launch it.

@@ -48,8 +48,11 @@ const char* kPointwise = R"(kernel @sin2cos2(%x: f32 in, %y: f32 out) grid [s0] 
 }
 )";
 
-// sin and cos call libdevice for their rare huge arguments: with it linked there is no call
-// left; without it the kernel is UNIMPLEMENTED, naming the function.
+// sin and cos call libdevice for their rare huge arguments: with it linked every function
+// called is in the module (out of line: inlined per lane, Payne-Hanek made the kernel 4300
+// lines); without it the kernel is UNIMPLEMENTED, naming the function. The sin and cos of
+// one value share one rare block (four: two copies of the entry, each a full and a masked
+// chunk), which keeps the kernel at 40 registers instead of 57.
 TEST(CudaCodegen, PointwiseKernel) {
   const std::string libdevice = findLibdevice();
   sdk::StatusOr<PtxKernel> p = ptxOf(kPointwise, PtxOptions{3, libdevice, false});
@@ -67,6 +70,9 @@ TEST(CudaCodegen, PointwiseKernel) {
   EXPECT_GE(count(p->ptx, "ld.global"), 1u) << p->ptx;
   EXPECT_GE(count(p->ptx, "st.global"), 1u) << p->ptx;
   EXPECT_EQ(p->ptx.find(".extern"), std::string::npos) << "every function called is in the module:\n" << p->ptx;
+  EXPECT_EQ(count(p->ptx, ".func  (.param .b32 func_retval0) __nv_sinf("), 1u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, ".func  (.param .b32 func_retval0) __nv_cosf("), 1u) << p->ptx;
+  EXPECT_EQ(count(p->llvmIr, "\nmath.slow"), 4u) << p->llvmIr;
 }
 
 // A row softmax: three loops over a row, each thread one row (this version).
@@ -184,6 +190,30 @@ TEST(CudaCodegen, RowReductionsCombineAcrossTheBlock) {
   EXPECT_EQ(soft->mapping.kind, ThreadMapping::Kind::kBlockPerPoint);
   EXPECT_EQ(soft->mapping.blockThreads, 32u);  // 128 wide: one warp, no shared memory
   EXPECT_FALSE(soft->mapping.splittable);
+}
+
+// A row that fits the block's registers is read from memory once: the rounds of a 4096-wide
+// row over 256 threads are a constant 4, unrolled, and the loads of the read-only %x in the
+// second and third loops are the first loop's values. An argument the kernel also writes is
+// read again in every loop.
+TEST(CudaCodegen, RowFittingTheBlockIsReadOnce) {
+  auto wide = [](std::string text, const std::string& access) {
+    for (size_t at; (at = text.find("128")) != std::string::npos;) text.replace(at, 3, "4096");
+    text.replace(text.find("%x: f32 in"), 10, "%x: f32 " + access);
+    return text;
+  };
+  sdk::StatusOr<PtxKernel> p = ptxOf(wide(kSoftmax, "in").c_str(), PtxOptions{3, "", false});
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  EXPECT_EQ(p->mapping.blockThreads, 256u);
+  // 4 vector loads in the aligned copy, 16 scalar ones in the other, none in loops 2 and 3.
+  EXPECT_EQ(count(p->ptx, "ld.global.nc.v4.f32"), 4u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, "ld.global.nc.f32"), 16u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, "ld.global"), 20u) << p->ptx;
+
+  sdk::StatusOr<PtxKernel> inout = ptxOf(wide(kSoftmax, "inout").c_str(), PtxOptions{3, "", false});
+  ASSERT_TRUE(inout.isOk()) << inout.status().message();
+  EXPECT_EQ(count(inout->ptx, "ld.global.nc"), 0u) << inout->ptx;
+  EXPECT_GE(count(inout->ptx, "ld.global.v4.f32"), 3u * 4u) << inout->ptx;
 }
 
 TEST(CudaCodegen, F64PowNeedsLibdevice) {

@@ -36,7 +36,7 @@ TEST(CudaPlugin, LibraryWithoutTheDriverSymbolsIsNoDevice) {
 TEST(CudaPlugin, BadOptionsAreErrors) {
   auto p = cudaPlugin();
   ASSERT_TRUE(p.isOk());
-  for (const char* bad : {"colour=red", "opt=9", "fault=disk", "split=maybe", "lanes=3"}) {
+  for (const char* bad : {"colour=red", "opt=9", "fault=disk", "split=maybe", "lanes=3", "minblocks=9"}) {
     auto d = Device::open(*p, 0, bad);
     ASSERT_FALSE(d.isOk()) << bad;
     EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument) << bad << ": " << d.status().toString();
