@@ -15,6 +15,8 @@
 
 #include "backends/cuda/codegen/nvptx.h"
 #include "backends/cuda/driver/cuda_api.h"
+#include "backends/cuda/library/cublaslt_api.h"
+#include "backends/cuda/library/matmul.h"
 #include "backends/cuda/runtime/device.h"
 #include "backends/cuda/runtime/kernel_status.h"
 #include "backends/cuda/runtime/module.h"
@@ -60,7 +62,8 @@ struct CudaEvent : sdk::Event {
 };
 
 struct CudaExecutable : sdk::Executable {
-  std::unique_ptr<cuda::LoadedKernel> kernel;
+  std::unique_ptr<cuda::LoadedKernel> kernel;      ///< a compiled kernel, or
+  std::unique_ptr<cuda::MatmulExecutable> matmul;  ///< prims.matmul (library/matmul.h)
   uint32_t device = 0;
 };
 
@@ -71,14 +74,15 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   /// kernel's .kir, .ll and .ptx), opt=2|3, fault=llvm (tests: malformed IR on purpose),
   /// split=off (never split a reduction over several blocks), lanes=4|8 (elements per thread
   /// in each access), minblocks=0..8 (blocks per multiprocessor the registers must allow;
-  /// 0: ptxas decides).
+  /// 0: ptxas decides), cublaslt=PATH|off (the cuBLASLt library for prims.matmul; default:
+  /// found by library/cublaslt_api.h; off: the generated kernel only).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "driver" && key != "libdevice" && key != "dump" && key != "opt" && key != "fault" && key != "split" &&
-          key != "lanes" && key != "minblocks")
+          key != "lanes" && key != "minblocks" && key != "cublaslt")
         return sdk::invalidArgument(
             "unknown option '" + key +
-            "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes, minblocks)");
+            "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes, minblocks, cublaslt)");
     const std::string split = options.get("split", "on");
     if (split != "on" && split != "off") return sdk::invalidArgument("option split: '" + split + "' is not on or off");
     splitReductions_ = split == "on";
@@ -114,6 +118,23 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     }
     devices_ = std::move(*devices);
     if (devices_.empty()) noDevice_ = "the CUDA driver reports no GPU";
+    // cuBLASLt for prims.matmul, when this machine has it (else the generated kernel).
+    const std::string cublas = options.get("cublaslt");
+    std::shared_ptr<const cuda::lt::Api> lt;
+    if (cublas != "off") {
+      sdk::StatusOr<std::shared_ptr<const cuda::lt::Api>> loaded = cuda::lt::load(cublas);
+      if (loaded.isOk())
+        lt = *loaded;
+      else if (!cublas.empty())
+        return loaded.status().withContext("option cublaslt");
+    }
+    for (const cuda::Device& d : devices_) {
+      auto l = std::make_unique<cuda::LtDevice>();
+      l->api = api_.get();
+      l->lt = lt;
+      l->context = d.context;
+      lt_.push_back(std::move(l));
+    }
     for (const cuda::Device& d : devices_) {
       cuda::ContextGuard g(*api_, d.context);
       sdk::StatusOr<std::unique_ptr<cuda::KernelStatus>> s = cuda::KernelStatus::create(*api_);
@@ -124,6 +145,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   }
 
   ~CudaBackend() override {
+    lt_.clear();
     for (size_t d = 0; d < status_.size(); ++d) {
       cuda::ContextGuard g(*api_, devices_[d].context);
       status_[d].reset();
@@ -145,7 +167,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     d.memoryKinds = PLUGSDK_MEMORY_DEVICE;
     d.memoryBytes = g.memoryBytes;
     d.maxBufferBytes = g.memoryBytes;
-    d.libraryOps = 0;  // matmul, convolution and sdpa come expanded into loop kernels (for now)
+    d.libraryOps = PLUGSDK_LIBRARY_MATMUL;  // convolution and sdpa come expanded into loop kernels (for now)
     d.maxKernelStmts = 0;
     d.fusesHorizontal = true;
     d.fusesReductionEpilogue = true;
@@ -283,6 +305,60 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
 
   sdk::StatusOr<std::unique_ptr<CudaExecutable>> compileKernel(uint32_t device, const sdk::KernelView& k,
                                                                std::string_view) override {
+    std::string log;
+    sdk::StatusOr<std::unique_ptr<cuda::LoadedKernel>> loaded = loadedKernel(device, k, &log);
+    if (!loaded.isOk()) return loaded.status();
+    auto e = std::make_unique<CudaExecutable>();
+    e->kernel = std::move(*loaded);
+    e->device = device;
+    e->setLog(log);
+    return e;
+  }
+
+  sdk::StatusOr<std::unique_ptr<CudaExecutable>> compileLibrary(const sdk::LibraryCall& c) override {
+    if (c.op != PLUGSDK_LIBRARY_MATMUL)
+      return sdk::unimplemented("the cuda plugin implements prims.matmul only (library op " + std::to_string(c.op) +
+                                ")");
+    if (c.epilogue) return sdk::unimplemented("the cuda plugin takes no epilogue on prims.matmul");
+    const uint32_t device = c.device;
+    sdk::StatusOr<std::unique_ptr<cuda::MatmulExecutable>> m = cuda::MatmulExecutable::create(
+        c, lt_[device].get(), [this, device](const sdk::KernelView& k) { return loadedKernel(device, k, nullptr); });
+    if (!m.isOk()) return m.status();
+    auto e = std::make_unique<CudaExecutable>();
+    e->setLog((*m)->log());
+    e->matmul = std::move(*m);
+    e->device = device;
+    return e;
+  }
+
+  sdk::Status launch(const Launch& l) override {
+    const CudaExecutable& e = l.executable;
+    cuda::ContextGuard g(*api_, devices_[e.device].context);
+    std::vector<cuda::CUdeviceptr> args;
+    for (size_t i = 0; i < l.buffers.size(); ++i) args.push_back(l.buffers[i]->ptr + l.offsets[i]);
+    std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
+    cuda::KernelStatus& status = *status_[e.device];
+    cuda::CUstream s = l.stream ? l.stream->stream : nullptr;
+    if (!s) {
+      sdk::Status st = drain(e.matmul ? std::string("prims.matmul") : "kernel @" + e.kernel->name);
+      if (!st.isOk()) return st;
+    }
+    sdk::Status st = e.matmul ? e.matmul->launch(args.data(), symbols, s)
+                              : cuda::launchKernel(*e.kernel, args, symbols, status.address(e.kernel->statusSlot), s);
+    if (!st.isOk() || l.stream) return st;
+    return status.collect(nullptr);
+  }
+
+ private:
+  /// Before work with no stream (synchronous): everything queued on the client's streams
+  /// completes first, as the ABI orders it after them. (The streams are non-blocking, so
+  /// the driver's legacy NULL stream would not wait for them.)
+  sdk::Status drain(const std::string& what) { return api_->check(api_->ctxSynchronize(), what); }
+
+  /// A kernel compiled to PTX and loaded, its status slot assigned; `log` (when given) gets
+  /// the executable's log line.
+  sdk::StatusOr<std::unique_ptr<cuda::LoadedKernel>> loadedKernel(uint32_t device, const sdk::KernelView& k,
+                                                                  std::string* log) {
     const cuda::Device& d = devices_[device];
     const std::string entry = "plugsdk_" + std::to_string(++kernels_);
     sdk::StatusOr<cuda::PtxKernel> ptx = cuda::compileToPtx(k, d.arch, entry, ptxOptions_);
@@ -296,42 +372,18 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     cuda::ContextGuard g(*api_, d.context);
     sdk::StatusOr<std::unique_ptr<cuda::LoadedKernel>> loaded = cuda::loadKernel(*api_, k, *ptx, d.arch, dumpDir_);
     if (!loaded.isOk()) return loaded.status();
-    auto e = std::make_unique<CudaExecutable>();
-    e->kernel = std::move(*loaded);
-    e->kernel->context = d.context;
-    e->kernel->multiprocessors = d.multiprocessors;
-    if (!splitReductions_) e->kernel->mapping.splittable = false;
-    e->kernel->status = status_[device].get();
-    e->kernel->statusSlot = e->kernel->status->assign(e->kernel->name, ptx->checkMessages);
-    e->device = device;
-    e->setLog("kernel @" + e->kernel->name + ": PTX for " + d.arch.name() + " (" + std::to_string(ptx->ptx.size()) +
-              " bytes), " + cuda::mappingName(ptx->mapping.kind) +
-              (ptx->mapping.splittable ? " (its loop may be split over blocks)" : ""));
-    return e;
+    cuda::LoadedKernel& lk = **loaded;
+    lk.context = d.context;
+    lk.multiprocessors = d.multiprocessors;
+    if (!splitReductions_) lk.mapping.splittable = false;
+    lk.status = status_[device].get();
+    lk.statusSlot = lk.status->assign(lk.name, ptx->checkMessages);
+    if (log)
+      *log = "kernel @" + lk.name + ": PTX for " + d.arch.name() + " (" + std::to_string(ptx->ptx.size()) +
+             " bytes), " + cuda::mappingName(ptx->mapping.kind) +
+             (ptx->mapping.splittable ? " (its loop may be split over blocks)" : "");
+    return loaded;
   }
-
-  sdk::Status launch(const Launch& l) override {
-    const CudaExecutable& e = l.executable;
-    cuda::ContextGuard g(*api_, devices_[e.device].context);
-    std::vector<cuda::CUdeviceptr> args;
-    for (size_t i = 0; i < l.buffers.size(); ++i) args.push_back(l.buffers[i]->ptr + l.offsets[i]);
-    std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
-    cuda::KernelStatus& status = *status_[e.device];
-    cuda::CUstream s = l.stream ? l.stream->stream : nullptr;
-    if (!s) {
-      sdk::Status st = drain("kernel @" + e.kernel->name);
-      if (!st.isOk()) return st;
-    }
-    sdk::Status st = cuda::launchKernel(*e.kernel, args, symbols, status.address(e.kernel->statusSlot), s);
-    if (!st.isOk() || l.stream) return st;
-    return status.collect(nullptr);
-  }
-
- private:
-  /// Before work with no stream (synchronous): everything queued on the client's streams
-  /// completes first, as the ABI orders it after them. (The streams are non-blocking, so
-  /// the driver's legacy NULL stream would not wait for them.)
-  sdk::Status drain(const std::string& what) { return api_->check(api_->ctxSynchronize(), what); }
 
   std::unique_ptr<CudaBuffer> newBuffer(uint32_t device) {
     auto b = std::make_unique<CudaBuffer>();
@@ -344,6 +396,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   std::vector<cuda::Device> devices_;
   std::string noDevice_;
   std::vector<std::unique_ptr<cuda::KernelStatus>> status_;  ///< per device
+  std::vector<std::unique_ptr<cuda::LtDevice>> lt_;          ///< per device: cuBLASLt for prims.matmul
   cuda::PtxOptions ptxOptions_;
   std::string dumpDir_;
   bool splitReductions_ = true;

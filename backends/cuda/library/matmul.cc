@@ -1,0 +1,206 @@
+// The matmul executable (matmul.h).
+#include "backends/cuda/library/matmul.h"
+
+#include "backends/cuda/runtime/device.h"
+#include "backends/llvm_lowering/dtypes.h"
+
+namespace plugsdk::cuda {
+
+namespace {
+constexpr size_t kWorkspaceBytes = size_t{32} << 20;
+// cublasLtMatmulPreferenceAttributes_t: the operands' minimum alignments.
+constexpr int kPrefMinAlignA = 5, kPrefMinAlignB = 6, kPrefMinAlignC = 7, kPrefMinAlignD = 8;
+
+uint32_t alignmentOf(CUdeviceptr p) {
+  uint32_t a = 256;
+  while (a > 1 && p % a != 0) a /= 2;
+  return a;
+}
+}  // namespace
+
+sdk::Status LtDevice::ready() {
+  if (handle) return sdk::Status::ok();
+  ContextGuard g(*api, context);
+  sdk::Status st = lt->check(lt->create(&handle), "cublasLtCreate");
+  if (!st.isOk()) return st;
+  st = api->check(api->memAlloc(&workspace, kWorkspaceBytes), "the cuBLASLt workspace");
+  if (!st.isOk()) return st;
+  workspaceBytes = kWorkspaceBytes;
+  return sdk::Status::ok();
+}
+
+LtDevice::~LtDevice() {
+  if (!api) return;
+  ContextGuard g(*api, context);
+  if (workspace) api->memFree(workspace);
+  if (handle) lt->destroy(handle);
+}
+
+struct MatmulExecutable::Prepared {
+  const lt::Api* lt = nullptr;
+  lt::MatmulDesc desc = nullptr;
+  lt::Layout a = nullptr, b = nullptr, d = nullptr;
+  lt::Algo algo{};
+  ~Prepared() {
+    if (d) lt->layoutDestroy(d);
+    if (b) lt->layoutDestroy(b);
+    if (a) lt->layoutDestroy(a);
+    if (desc) lt->descDestroy(desc);
+  }
+};
+
+MatmulExecutable::~MatmulExecutable() = default;
+
+bool MatmulExecutable::ltDtype() const {
+  const uint32_t t = call_.a.dtype;
+  return (t == PLUGSDK_DTYPE_F16 || t == PLUGSDK_DTYPE_BF16 || t == PLUGSDK_DTYPE_F32 || t == PLUGSDK_DTYPE_F64) &&
+         call_.b.dtype == t && call_.out.dtype == t;
+}
+
+sdk::StatusOr<std::unique_ptr<MatmulExecutable>> MatmulExecutable::create(const sdk::LibraryCall& c, LtDevice* lt,
+                                                                          CompileKernel compile) {
+  sdk::StatusOr<MatmulCall> call = MatmulCall::from(c);
+  if (!call.isOk()) return call.status();
+  if (!c.attributes.empty() && c.attributes != "{}")
+    return sdk::unimplemented("prims.matmul with attributes " + std::string(c.attributes));
+  auto e = std::unique_ptr<MatmulExecutable>(new MatmulExecutable());
+  e->call_ = std::move(*call);
+  e->lt_ = lt;
+  e->compile_ = std::move(compile);
+  e->built_ = matmulKernel(e->call_);
+  sdk::Status valid = sdk::KernelView::validate(e->built_->kernel);
+  if (!valid.isOk()) return sdk::internalError("the generated matmul kernel is malformed: " + valid.message());
+  // Known now (no symbols): build the kernel now when cuBLASLt will not take the call.
+  const bool cublas = lt->lt && e->ltDtype();
+  sdk::StatusOr<MatmulShape> now = MatmulShape::eval(e->call_, {});
+  const bool needKernel = !cublas || (now.isOk() && !planCublasLt(*now));
+  if (needKernel) {
+    sdk::StatusOr<std::unique_ptr<LoadedKernel>> k = e->compile_(e->built_->view());
+    if (!k.isOk()) return k.status();
+    e->kernel_ = std::move(*k);
+  }
+  e->log_ = cublas
+                ? "prims.matmul: cuBLASLt (" + lt->lt->path + ")" +
+                      (needKernel ? ", this layout by the generated kernel" : "")
+                : "prims.matmul: the generated kernel (" +
+                      std::string(lt->lt ? "a dtype cuBLASLt does not take here" : "no cuBLASLt on this machine") + ")";
+  return e;
+}
+
+sdk::Status MatmulExecutable::runKernel(const CUdeviceptr args[3], const std::vector<int64_t>& symbols,
+                                        CUstream stream) {
+  if (!kernel_) {
+    sdk::StatusOr<std::unique_ptr<LoadedKernel>> k = compile_(built_->view());
+    if (!k.isOk()) return k.status();
+    kernel_ = std::move(*k);
+  }
+  const std::vector<CUdeviceptr> a(args, args + 3);
+  return launchKernel(*kernel_, a, symbols, kernel_->status->address(kernel_->statusSlot), stream);
+}
+
+sdk::StatusOr<const MatmulExecutable::Prepared*> MatmulExecutable::prepare(const LtPlan& p, const CUdeviceptr ptrs[3]) {
+  const uint32_t alignA = alignmentOf(ptrs[0]), alignB = alignmentOf(ptrs[1]), alignD = alignmentOf(ptrs[2]);
+  const std::string key =
+      p.describe() + " align " + std::to_string(alignA) + " " + std::to_string(alignB) + " " + std::to_string(alignD);
+  auto it = prepared_.find(key);
+  if (it != prepared_.end()) return it->second.get();
+  const lt::Api& L = *lt_->lt;
+  auto pr = std::make_unique<Prepared>();
+  pr->lt = &L;
+  const uint32_t t = call_.a.dtype;
+  const int type = t == PLUGSDK_DTYPE_F16    ? lt::kR16F
+                   : t == PLUGSDK_DTYPE_BF16 ? lt::kR16BF
+                   : t == PLUGSDK_DTYPE_F64  ? lt::kR64F
+                                             : lt::kR32F;
+  const bool f64 = t == PLUGSDK_DTYPE_F64;
+  const std::string what = "prims.matmul (" + key + ")";
+  sdk::Status st =
+      L.check(L.descCreate(&pr->desc, f64 ? lt::kCompute64F : lt::kCompute32F, f64 ? lt::kR64F : lt::kR32F),
+              what + ": cublasLtMatmulDescCreate");
+  if (st.isOk()) st = L.check(L.descSet(pr->desc, lt::kDescTransA, &p.A.op, sizeof(int32_t)), what + ": TRANSA");
+  if (st.isOk()) st = L.check(L.descSet(pr->desc, lt::kDescTransB, &p.B.op, sizeof(int32_t)), what + ": TRANSB");
+  auto layout = [&](lt::Layout* l, const LtMatrix& m, int64_t stride) {
+    sdk::Status s = L.check(L.layoutCreate(l, type, m.rows, m.cols, m.ld), what + ": cublasLtMatrixLayoutCreate");
+    if (s.isOk() && p.batchCount > 1) {
+      s = L.check(L.layoutSet(*l, lt::kLayoutBatchCount, &p.batchCount, sizeof(int32_t)), what + ": BATCH_COUNT");
+      if (s.isOk())
+        s = L.check(L.layoutSet(*l, lt::kLayoutBatchStride, &stride, sizeof(int64_t)), what + ": BATCH_STRIDE");
+    }
+    return s;
+  };
+  if (st.isOk()) st = layout(&pr->a, p.A, p.aStride);
+  if (st.isOk()) st = layout(&pr->b, p.B, p.bStride);
+  if (st.isOk()) st = layout(&pr->d, p.D, p.dStride);
+  if (!st.isOk()) return st;
+  lt::Preference pref = nullptr;
+  st = L.check(L.prefCreate(&pref), what + ": cublasLtMatmulPreferenceCreate");
+  if (!st.isOk()) return st;
+  const uint64_t ws = lt_->workspaceBytes;
+  // cuBLASLt's A and B are the call's b and a when swapped (matmul_plan.h).
+  const uint32_t alignLtA = p.swapped ? alignB : alignA, alignLtB = p.swapped ? alignA : alignB;
+  st = L.check(L.prefSet(pref, lt::kPrefMaxWorkspaceBytes, &ws, sizeof(ws)), what + ": MAX_WORKSPACE_BYTES");
+  for (auto [attr, align] : {std::pair{kPrefMinAlignA, alignLtA}, std::pair{kPrefMinAlignB, alignLtB},
+                             std::pair{kPrefMinAlignC, alignD}, std::pair{kPrefMinAlignD, alignD}})
+    if (st.isOk()) st = L.check(L.prefSet(pref, attr, &align, sizeof(uint32_t)), what + ": MIN_ALIGNMENT");
+  lt::HeuristicResult result{};
+  int found = 0;
+  if (st.isOk())
+    st = L.check(L.heuristic(lt_->handle, pr->desc, pr->a, pr->b, pr->d, pr->d, pref, 1, &result, &found),
+                 what + ": cublasLtMatmulAlgoGetHeuristic");
+  L.prefDestroy(pref);
+  if (!st.isOk()) return st;
+  if (found == 0) return static_cast<const Prepared*>(nullptr);  // the generated kernel runs it
+  pr->algo = result.algo;
+  const Prepared* out = pr.get();
+  prepared_.emplace(key, std::move(pr));
+  return out;
+}
+
+sdk::Status MatmulExecutable::launch(const CUdeviceptr args[3], const std::vector<int64_t>& symbols, CUstream stream) {
+  sdk::StatusOr<MatmulShape> shape = MatmulShape::eval(call_, symbols);
+  if (!shape.isOk()) return shape.status();
+  std::optional<LtPlan> plan;
+  if (lt_->lt && ltDtype()) plan = planCublasLt(*shape);
+  if (!plan) return runKernel(args, symbols, stream);
+  sdk::Status st = lt_->ready();
+  if (!st.isOk()) return st;
+  const uint64_t eb = lowering::dtypeBytes(call_.a.dtype);
+  const CUdeviceptr a = args[0] + static_cast<uint64_t>(shape->aOffset) * eb;
+  const CUdeviceptr b = args[1] + static_cast<uint64_t>(shape->bOffset) * eb;
+  const CUdeviceptr d = args[2] + static_cast<uint64_t>(shape->outOffset) * eb;
+  const CUdeviceptr ptrs[3] = {a, b, d};
+  sdk::StatusOr<const Prepared*> pr = prepare(*plan, ptrs);
+  if (!pr.isOk()) return pr.status();
+  if (!*pr) return runKernel(args, symbols, stream);
+  const lt::Api& L = *lt_->lt;
+  const float one = 1, zero = 0;
+  const double oneD = 1, zeroD = 0;
+  const bool f64 = call_.a.dtype == PLUGSDK_DTYPE_F64;
+  const void* alpha = f64 ? static_cast<const void*>(&oneD) : &one;
+  const void* beta = f64 ? static_cast<const void*>(&zeroD) : &zero;
+  // The outer batch dims the plan could not flatten, one cuBLASLt call per point.
+  std::vector<int64_t> at(plan->outerSizes.size(), 0);
+  for (;;) {
+    int64_t oa = 0, ob = 0, od = 0;
+    for (size_t i = 0; i < at.size(); ++i) {
+      oa += at[i] * plan->outerA[i];
+      ob += at[i] * plan->outerB[i];
+      od += at[i] * plan->outerD[i];
+    }
+    const CUdeviceptr ltA = (plan->swapped ? b : a) + static_cast<uint64_t>(oa) * eb;
+    const CUdeviceptr ltB = (plan->swapped ? a : b) + static_cast<uint64_t>(ob) * eb;
+    const CUdeviceptr ltD = d + static_cast<uint64_t>(od) * eb;
+    st = L.check(L.matmul(lt_->handle, (*pr)->desc, alpha, reinterpret_cast<const void*>(ltA), (*pr)->a,
+                          reinterpret_cast<const void*>(ltB), (*pr)->b, beta, reinterpret_cast<const void*>(ltD),
+                          (*pr)->d, reinterpret_cast<void*>(ltD), (*pr)->d, &(*pr)->algo,
+                          reinterpret_cast<void*>(lt_->workspace), lt_->workspaceBytes, stream),
+                 "prims.matmul: cublasLtMatmul (" + plan->describe() + ")");
+    if (!st.isOk()) return st;
+    size_t i = at.size();
+    while (i > 0 && ++at[i - 1] == plan->outerSizes[i - 1]) at[--i] = 0;
+    if (i == 0) break;
+  }
+  return sdk::Status::ok();
+}
+
+}  // namespace plugsdk::cuda
