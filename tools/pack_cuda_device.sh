@@ -2,15 +2,18 @@
 # Builds what the CUDA checks run on the GPU machine, on this Debian 12 host (glibc 2.36, so
 # the binaries run on the GPU machine's 2.39; see DESIGN.md) and packs it into
 # .gpu/cuda.tar.xz with the shared libraries it needs (libLLVM and its dependencies, minus
-# the C and C++ runtimes): the cuda and reference plugins, the conformance runner, the CLI.
+# the C and C++ runtimes): the cuda and reference plugins, the conformance runner, the CLI,
+# and the core as a static library for the Python extension, which is compiled on the GPU
+# machine against its own Python and torch (tools/device_cuda_python.sh).
 #   bash tools/pack_cuda_device.sh            then: run(command="bash tools/device_cuda_check.sh", carry=[".gpu"])
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${BUILD:-/var/tmp/bw}
 cmake -S . -B "$B" -G Ninja -DPLUGSDK_BUILD_TESTS=OFF -DPLUGSDK_PYTHON=OFF -DCMAKE_BUILD_TYPE=Release > /dev/null
-ninja -C "$B" plugsdk_cuda plugsdk_reference plugsdk_conformance plugsdk_cli
+ninja -C "$B" plugsdk_cuda plugsdk_reference plugsdk_conformance plugsdk_cli plugsdk_core
 S=$(mktemp -d)
-mkdir -p "$S/bin" "$S/plugins" "$S/lib"
+mkdir -p "$S/bin" "$S/plugins" "$S/lib" "$S/static"
+cp "$B/lib/libplugsdk_core.a" "$S/static/"
 cp "$B/bin/plugsdk-conformance" "$B/bin/plugsdk" "$S/bin/"
 cp "$B/plugins/libplugsdk_cuda.so" "$B/plugins/libplugsdk_reference.so" "$S/plugins/"
 strip --strip-debug "$S"/bin/* "$S"/plugins/*

@@ -5,7 +5,12 @@ lowering for:
   core lacks (hardswish, hardsigmoid, ...), so they arrive as ops it lowers;
 - the fused inference fast paths of nn.MultiheadAttention and nn.TransformerEncoderLayer
   (aten._native_multi_head_attention, aten._transformer_encoder_layer_fwd), which torch has
-  no decomposition for, rewritten into linear / scaled_dot_product_attention / layer_norm.
+  no decomposition for, rewritten into linear / scaled_dot_product_attention / layer_norm;
+- the attention kernels torch picks for CUDA tensors when it traces scaled_dot_product_attention
+  (cudnn, flash, memory-efficient), rewritten into the one attention op the core lowers
+  (aten._scaled_dot_product_flash_attention_for_cpu: despite its name, the math of every
+  variant, on any device), their RNG and sequence outputs as empty placeholders;
+- aten.lift_fresh_copy (a constant tensor in the traced code) as a clone.
 
 An op still missing after this falls back to eager torch in its own partition (backend.py)."""
 from __future__ import annotations
@@ -71,9 +76,62 @@ def transformer_encoder_layer_fwd(src, embed_dim, num_heads, qkv_weight, qkv_bia
     return x
 
 
+def _attention(query, key, value, attn_bias, dropout_p, is_causal, scale):
+    if dropout_p:
+        return NotImplemented
+    return aten._scaled_dot_product_flash_attention_for_cpu(query, key, value, 0.0, is_causal, attn_mask=attn_bias,
+                                                             scale=scale)
+
+
+def _empty(like):
+    return torch.empty(0, dtype=torch.int64, device=like.device)
+
+
+def cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False,
+                    return_debug_mask=False, *, scale=None):
+    """aten._scaled_dot_product_cudnn_attention -> (output, logsumexp, cum_seq_q, cum_seq_k,
+    max_q, max_k, philox_seed, philox_offset, debug_attn_mask)."""
+    r = _attention(query, key, value, attn_bias, dropout_p, is_causal, scale)
+    if r is NotImplemented:
+        return r
+    out, lse = r
+    e = _empty(query)
+    return out, lse, e, e, query.shape[2], key.shape[2], e, e, torch.empty(0, dtype=query.dtype, device=query.device)
+
+
+def flash_attention(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
+    """aten._scaled_dot_product_flash_attention -> (output, logsumexp, cum_seq_q, cum_seq_k,
+    max_q, max_k, rng_state, unused, debug_attn_mask)."""
+    r = _attention(query, key, value, None, dropout_p, is_causal, scale)
+    if r is NotImplemented:
+        return r
+    out, lse = r
+    e = _empty(query)
+    return out, lse, e, e, query.shape[2], key.shape[2], e, e, torch.empty(0, dtype=query.dtype, device=query.device)
+
+
+def efficient_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, *,
+                        scale=None):
+    """aten._scaled_dot_product_efficient_attention -> (output, log_sumexp, philox_seed, philox_offset)."""
+    r = _attention(query, key, value, attn_bias, dropout_p, is_causal, scale)
+    if r is NotImplemented:
+        return r
+    out, lse = r
+    e = _empty(query)
+    return out, lse, e, e
+
+
+def lift_fresh_copy(x):
+    return aten.clone(x)
+
+
 FAST_PATHS: Dict[object, Callable] = {
     aten._native_multi_head_attention.default: native_multi_head_attention,
     aten._transformer_encoder_layer_fwd.default: transformer_encoder_layer_fwd,
+    aten._scaled_dot_product_cudnn_attention.default: cudnn_attention,
+    aten._scaled_dot_product_flash_attention.default: flash_attention,
+    aten._scaled_dot_product_efficient_attention.default: efficient_attention,
+    aten.lift_fresh_copy.default: lift_fresh_copy,
 }
 
 

@@ -56,6 +56,19 @@ def _tensor_tuple(t: torch.Tensor):
     return (t.data_ptr(), DTYPES[t.dtype], list(t.shape), list(t.stride()), _memory_kind(t))
 
 
+def run_program(program, ins, outs):
+    """Runs a compiled program on torch tensors. CUDA tensors: torch's current stream is
+    synchronized first, since the plugin launches on a stream of its own (inputs still being
+    written there, outputs whose memory the caching allocator just freed from pending work);
+    the run itself returns after its own stream completes. Importing torch's stream instead
+    is ABI 1.2's stream_import (docs/cuda-backend.md)."""
+    for t in ins:
+        if t.is_cuda:
+            torch.cuda.current_stream(t.device).synchronize()
+            break
+    return program.run([_tensor_tuple(t) for t in ins], [_tensor_tuple(t) for t in outs])
+
+
 def _device_name(t: torch.Tensor) -> str:
     d = t.device
     return d.type if d.index is None else f"{d.type}:{d.index}"
@@ -137,7 +150,7 @@ class CompiledGraph:
 
     def _run(self, args, ins, artifact, shapes, dtypes) -> List[torch.Tensor]:
         outs = [torch.empty(s, dtype=dt, device=self.out_device) for s, dt in zip(shapes, dtypes)]
-        imported, copied = artifact.run([_tensor_tuple(t) for t in ins], [_tensor_tuple(t) for t in outs])
+        imported, copied = run_program(artifact, ins, outs)
         self.imported_count += imported
         self.copied_count += copied
         result = []

@@ -16,7 +16,7 @@ from typing import List
 import torch
 
 from .fx_import import DTYPES, TORCH_DTYPES
-from .runtime import CompiledGraph, _tensor_tuple, signature
+from .runtime import CompiledGraph, run_program, signature
 
 
 def _alloc(program, ins, device) -> List[torch.Tensor]:
@@ -27,7 +27,7 @@ def _alloc(program, ins, device) -> List[torch.Tensor]:
 
 def _run(program, ins, device) -> List[torch.Tensor]:
     outs = _alloc(program, ins, device)
-    program.run([_tensor_tuple(t) for t in ins], [_tensor_tuple(t) for t in outs])
+    run_program(program, ins, outs)
     return outs
 
 
