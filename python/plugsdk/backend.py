@@ -204,6 +204,17 @@ def compile_aten(gm: torch.fx.GraphModule, example_inputs, opts, name: str = "gr
     AOT's wrapper updates in place after the call (buffers), which the backward must not read
     by reference."""
     mutated_inputs = mutated_inputs or []
+    constants = _lift_constants(gm)
+    if constants:
+        # The constants are passed after the graph's own arguments on every call.
+        if requires_grad is not None:
+            requires_grad = list(requires_grad) + [False] * len(constants)
+        inner = compile_aten(gm, example_inputs, opts, name, train, num_mutated, requires_grad, mutated_inputs)
+
+        def call(args):
+            return inner(list(args) + constants)
+        call._boxed_call = True
+        return call
     report = GraphReport(training=train)
     reports.append(report)
     supported = _supported_ops()
@@ -234,6 +245,38 @@ def compile_aten(gm: torch.fx.GraphModule, example_inputs, opts, name: str = "gr
             return _eager_whole(gm, report, opts, f"cannot compile the graph: {e}", train, num_mutated,
                                 mutated_inputs)
     return _partitioned(gm, set(unsupported), opts, report, name, train, num_mutated, mutated_inputs)
+
+
+def _lift_constants(gm: torch.fx.GraphModule) -> List[torch.Tensor]:
+    """Tensor constants of the traced code (get_attr nodes: torch.tensor(...) in a model's
+    forward) become placeholders after the graph's own, in place in `gm`; returns their
+    values, which the caller passes after the arguments."""
+    constants = []
+    last = None
+    for n in gm.graph.nodes:
+        if n.op == "placeholder":
+            last = n
+    for n in list(gm.graph.nodes):
+        if n.op != "get_attr":
+            continue
+        value = gm
+        for part in n.target.split("."):
+            value = getattr(value, part)
+        if not isinstance(value, torch.Tensor):
+            continue
+        with gm.graph.inserting_after(last) if last is not None else gm.graph.inserting_before(
+                next(iter(gm.graph.nodes))):
+            p = gm.graph.placeholder(f"const_{n.name}")
+        p.meta = dict(n.meta)
+        if "val" not in p.meta:
+            p.meta["val"] = value
+        n.replace_all_uses_with(p)
+        gm.graph.erase_node(n)
+        last = p
+        constants.append(value)
+    if constants:
+        gm.recompile()
+    return constants
 
 
 def _trained(fn, num_mutated: int, clone: Optional[List[int]] = None):

@@ -10,7 +10,9 @@ lowering for:
   (cudnn, flash, memory-efficient), rewritten into the one attention op the core lowers
   (aten._scaled_dot_product_flash_attention_for_cpu: despite its name, the math of every
   variant, on any device), their RNG and sequence outputs as empty placeholders;
-- aten.lift_fresh_copy (a constant tensor in the traced code) as a clone.
+- aten.lift_fresh_copy (a constant tensor in the traced code) as a clone, where tracing
+  leaves it to the table (functionalization makes it later; fx_import.SAME_AS then imports
+  it as aten.clone).
 
 An op still missing after this falls back to eager torch in its own partition (backend.py)."""
 from __future__ import annotations

@@ -119,9 +119,16 @@ def same(a: Any, b: Any) -> bool:
     return a == b
 
 
+# Ops imported under the name of an op the core lowers with the same schema and meaning.
+# aten.lift_fresh_copy (a constant tensor of the traced code, copied) is produced by
+# functionalization after the decompositions ran, so the decomposition table cannot rewrite it.
+SAME_AS = {"aten.lift_fresh_copy": "aten.clone"}
+
+
 def op_name(target) -> str:
     name = str(target)  # aten.add.Tensor, aten.mm.default
-    return name[: -len(".default")] if name.endswith(".default") else name
+    name = name[: -len(".default")] if name.endswith(".default") else name
+    return SAME_AS.get(name, name)
 
 
 def is_sym(v) -> bool:

@@ -55,3 +55,20 @@ def test_the_table_rewrites_them():
                torch.ops.aten._scaled_dot_product_efficient_attention.default,
                torch.ops.aten.lift_fresh_copy.default):
         assert op in t
+
+
+def test_lift_fresh_copy_is_imported_as_clone():
+    from plugsdk import fx_import
+    assert fx_import.op_name(torch.ops.aten.lift_fresh_copy.default) == "aten.clone"
+
+
+def test_a_constant_tensor_in_traced_code_compiles_without_fallback():
+    import torch._dynamo
+    torch._dynamo.reset()
+
+    def f(x):
+        return x * torch.tensor([1.0, 2.0, 3.0])
+
+    x = torch.randn(4, 3)
+    c = torch.compile(f, backend="plugsdk", options={"fallback": False})
+    torch.testing.assert_close(c(x), f(x))
