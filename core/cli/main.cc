@@ -33,7 +33,8 @@ const char* kUsage =
     "  print FILE             print a graph in canonical form\n"
     "  lower FILE [--to STAGE]  print the graph lowered to STAGE: prims (ATen ops decomposed),\n"
     "                         program (fused kernels and library calls), program-unfused,\n"
-    "                         program-loops (library ops expanded into loop kernels)\n"
+    "                         program-loops (library ops expanded into loop kernels),\n"
+    "                         program-im2col (convolution and sdpa expanded, matmul kept)\n"
     "  run FILE [options]     execute a graph and print its outputs and the time taken\n"
     "      --backend NAME       where to run it: reference (the default) or a plugin by name\n"
     "                           (plugsdk plugins lists them); a plugin runs the program stage\n"
@@ -108,7 +109,7 @@ int cmdPrint(const ir::Context& ctx, const std::vector<std::string>& args) {
 }
 
 bool isProgramStage(const std::string& stage) {
-  return stage == "program" || stage == "program-unfused" || stage == "program-loops";
+  return stage == "program" || stage == "program-unfused" || stage == "program-loops" || stage == "program-im2col";
 }
 
 /// A graph lowered through the pipeline (PLUGSDK_DUMP honoured): stage "aten" keeps the
@@ -124,10 +125,11 @@ StatusOr<Lowered> lowerTo(const ir::Context& ctx, ir::Graph g, const std::string
   if (stage == "aten") return Lowered{std::move(g), std::nullopt};
   if (stage != "prims" && !isProgramStage(stage))
     return invalidArgument("unknown stage '" + stage +
-                           "' (stages: aten, prims, program, program-unfused, program-loops)");
+                           "' (stages: aten, prims, program, program-unfused, program-loops, program-im2col)");
   compile::CompileOptions options = compile::optionsFromEnvironment();
   options.schedule.caps.fuse = stage != "program-unfused";
   if (stage == "program-loops") options.decomp.expand = {"prims.matmul", "prims.convolution", "prims.sdpa"};
+  if (stage == "program-im2col") options.decomp.expand = {"prims.convolution", "prims.sdpa"};  // as the cuda plugin
   if (caps) options = plugin::optionsFor(*caps, options);
   ASSIGN_OR_RETURN(compile::Compiled c, compile::compileGraph(ctx, g, options));
   if (stage == "prims") return Lowered{std::move(c.prims), std::nullopt};

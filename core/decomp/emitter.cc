@@ -309,4 +309,6 @@ bool Emitter::provedGE(const SymExpr& a, const SymExpr& b) const {
   return r && *r;
 }
 
+bool Emitter::keepsPrim(const std::string& prim) const { return decomposer_.keepsPrim(prim); }
+
 }  // namespace plugsdk::decomp

@@ -94,6 +94,8 @@ class Emitter {
 
   const ir::Context& context() const { return ctx_; }
   const ir::SymAssumptions& assumptions() const { return ctx_.assumptions; }
+  /// True when `prim` stays whole (the device implements it; not in DecompOptions::expand).
+  bool keepsPrim(const std::string& prim) const;
   /// Provably equal / provably >= (false when unknown).
   bool provedEQ(const ir::SymExpr& a, const ir::SymExpr& b) const;
   bool provedGE(const ir::SymExpr& a, const ir::SymExpr& b) const;

@@ -3,7 +3,9 @@
 // dims -- which the scheduler fuses into one reduction kernel whose loads are index
 // arithmetic over the operands, never a materialized product -- and prims.sdpa becomes the
 // safe softmax of its scores between two such products. f16/bf16 operands accumulate in
-// f32, as the library ops promise; integer ones wrap in their own dtype.
+// f32, as the library ops promise; integer ones wrap in their own dtype. On a device that
+// implements prims.matmul but not prims.convolution, a convolution becomes im2col (its
+// windows gathered into [N, G, Cg*K, O]) and one batched prims.matmul with the weight.
 #include <cmath>
 #include <limits>
 
@@ -53,14 +55,13 @@ std::vector<SymExpr> spatialList(const DecompCall& c, const std::string& name, s
   return v;
 }
 
-/// A direct convolution of x (already padded: [N, C, P...]) with w [G, OCg, Cg, K...]:
-/// the as_strided windows [N, G, Cg, O..., K...] times the weight, summed over Cg and K.
-V directConvolution(Emitter& e, V x, V w, const std::vector<SymExpr>& stride, const std::vector<SymExpr>& dilation,
-                    const Shape& outSpatial) {
-  if (!e.ok()) return nullptr;
+/// The as_strided windows [N, G, Cg, O..., K...] of x (already padded: [N, C, P...]) for a
+/// weight [G, OCg, Cg, K...].
+V windowsOf(Emitter& e, V x, V w, const std::vector<SymExpr>& stride, const std::vector<SymExpr>& dilation,
+            const Shape& outSpatial) {
   const Shape &xs = e.shape(x), &ws = e.shape(w);
   const size_t k = xs.size() - 2;
-  const SymExpr &g = ws[0], &ocg = ws[1], &cg = ws[2];
+  const SymExpr &g = ws[0], &cg = ws[2];
   std::vector<SymExpr> rowStride(k, SymExpr(1));
   for (size_t i = k - 1; i-- > 0;) rowStride[i] = rowStride[i + 1] * xs[3 + i];
   const SymExpr plane = rowStride[0] * xs[2];
@@ -73,8 +74,18 @@ V directConvolution(Emitter& e, V x, V w, const std::vector<SymExpr>& stride, co
     size.push_back(ws[3 + i]);
     strides.push_back(dilation[i] * rowStride[i]);
   }
-  V windows =
-      e.op("prims.as_strided", {x}, {{"size", Attribute::fromInts(size)}, {"stride", Attribute::fromInts(strides)}});
+  return e.op("prims.as_strided", {x}, {{"size", Attribute::fromInts(size)}, {"stride", Attribute::fromInts(strides)}});
+}
+
+/// A direct convolution of x (already padded: [N, C, P...]) with w [G, OCg, Cg, K...]:
+/// the windows times the weight, summed over Cg and K.
+V directConvolution(Emitter& e, V x, V w, const std::vector<SymExpr>& stride, const std::vector<SymExpr>& dilation,
+                    const Shape& outSpatial) {
+  if (!e.ok()) return nullptr;
+  const Shape &xs = e.shape(x), &ws = e.shape(w);
+  const size_t k = xs.size() - 2;
+  const SymExpr &g = ws[0], &ocg = ws[1], &cg = ws[2];
+  V windows = windowsOf(e, x, w, stride, dilation, outSpatial);
   // full = [N, G, OCg, Cg, O..., K...]
   Shape full{xs[0], g, ocg, cg};
   std::vector<int64_t> xDims{0, 1, 3}, wDims{1, 2, 3}, sumDims{3};
@@ -95,6 +106,33 @@ V directConvolution(Emitter& e, V x, V w, const std::vector<SymExpr>& stride, co
   return e.reshape(y, out);
 }
 
+/// The same as one matmul: the windows permuted to [N, G, Cg, K..., O...] and flattened to
+/// the columns [N, G, Cg*K, O] (im2col), the weight [G, OCg, Cg*K] times them (broadcast
+/// over N): [N, G, OCg, O] is the result's [N, OC, O...] as it lies. In the operands' own
+/// dtype: prims.matmul accumulates f16/bf16 in f32 and rounds once, as the loops would.
+V im2colConvolution(Emitter& e, V x, V w, const std::vector<SymExpr>& stride, const std::vector<SymExpr>& dilation,
+                    const Shape& outSpatial) {
+  if (!e.ok()) return nullptr;
+  const Shape xs = e.shape(x), ws = e.shape(w);
+  const size_t k = xs.size() - 2;
+  V windows = windowsOf(e, x, w, stride, dilation, outSpatial);
+  std::vector<int64_t> perm{0, 1, 2};
+  SymExpr kernel(1), points(1);
+  for (size_t i = 0; i < k; ++i) {
+    perm.push_back(static_cast<int64_t>(3 + k + i));
+    kernel = kernel * ws[3 + i];
+  }
+  for (size_t i = 0; i < k; ++i) {
+    perm.push_back(static_cast<int64_t>(3 + i));
+    points = points * outSpatial[i];
+  }
+  V cols = e.reshape(e.permute(windows, perm), {xs[0], ws[0], ws[2] * kernel, points});
+  V y = e.matmul(e.reshape(w, {ws[0], ws[1], ws[2] * kernel}), cols);  // [N, G, OCg, O]
+  Shape out{xs[0], ws[0] * ws[1]};
+  out.insert(out.end(), outSpatial.begin(), outSpatial.end());
+  return e.reshape(y, out);
+}
+
 Result convolution(Emitter& e, const DecompCall& c) {
   V x = c.input(0), w = c.input(1);
   const DType out = e.dtype(x), acc = opmath(out);
@@ -104,8 +142,12 @@ Result convolution(Emitter& e, const DecompCall& c) {
   const SymExpr groups = c.getSym("groups");
   const Shape& outShape = c.outType().shape;
   const Shape outSpatial(outShape.begin() + 2, outShape.end());
-  x = e.convert(x, acc);
-  w = e.convert(w, acc);
+  // With prims.matmul on the device: im2col and one matmul, in the operands' dtype.
+  const bool viaMatmul = !c.getBool("transposed") && e.keepsPrim("prims.matmul");
+  if (!viaMatmul) {
+    x = e.convert(x, acc);
+    w = e.convert(w, acc);
+  }
   const Shape ws = e.shape(w);
   Shape low(k + 2, SymExpr(0)), high(k + 2, SymExpr(0)), interior(k + 2, SymExpr(0));
   Shape w5;
@@ -119,6 +161,7 @@ Result convolution(Emitter& e, const DecompCall& c) {
     bool padded = false;
     for (const SymExpr& p : padding) padded = padded || !p.isZero();
     if (padded) x = e.pad(x, low, high, ir::isFloating(acc) ? Attribute::fromFloat(0.0) : Attribute::fromInt(0));
+    if (viaMatmul) return one(e, e.convert(im2colConvolution(e, x, w, stride, dilation, outSpatial), out));
     return one(e, e.convert(directConvolution(e, x, w, stride, dilation, outSpatial), out));
   }
   // Transposed: the input dilated by the stride (interior zeros) and padded by
