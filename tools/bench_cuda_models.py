@@ -72,6 +72,7 @@ def run(name, make):
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
         want = first_tensor(model(*args)).float()
         row["eager"] = timed(model, args)
+        reports_before = len(plugsdk.explain())
         for backend, opts in (("inductor", None), ("plugsdk", {"device": "cuda"})):
             torch._dynamo.reset()
             try:
@@ -84,10 +85,9 @@ def run(name, make):
                 row[backend] = timed(c, args)
             except Exception as ex:  # reported in the table, the other rows still run
                 row[backend + "_error"] = f"{type(ex).__name__}: {str(ex).splitlines()[0][:160]}"
-        if "plugsdk" in row:
-            import plugsdk
-            rep = plugsdk.explain()
-            row["partitions"] = (sum(r.compiled_partitions for r in rep), sum(r.eager_partitions for r in rep))
+        rep = plugsdk.explain()[reports_before:]
+        row["partitions"] = (sum(r.compiled_partitions for r in rep), sum(r.eager_partitions for r in rep))
+        row["fallbacks"] = sorted({f"{f.op}: {f.reason[:200]}" for r in rep for f in r.fallbacks})
     return row
 
 
@@ -113,6 +113,8 @@ def main():
         for k in ("inductor_error", "plugsdk_error"):
             if k in r:
                 print(f"           {k}: {r[k]}", flush=True)
+        for f in r.get("fallbacks", []):
+            print(f"           eager: {f}", flush=True)
 
 
 if __name__ == "__main__":

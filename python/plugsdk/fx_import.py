@@ -33,6 +33,9 @@ DROPPED_KWARGS = {"device", "layout", "pin_memory", "memory_format"}
 # rstd in a 16-bit input's dtype, the core (as the CUDA kernel) in float32. The importer emits
 # the core's type and casts to the one torch declared.
 STATS_IN_F32 = {"aten.native_layer_norm": (1, 2)}
+# Outputs the core's op defines as empty ([0], as torch's CPU kernels give them) that torch's
+# CUDA kernels fill: declared empty when nothing reads them.
+EMPTY_WHEN_UNUSED = {"aten._native_batch_norm_legit_no_training": (1, 2)}
 
 
 class Unmapped(Exception):
@@ -303,6 +306,9 @@ def to_pgraph(gm: torch.fx.GraphModule, graph_name: str, input_names: Optional[L
                 u = getitems.get(i)
                 outs.append(renamed.get(u) or fresh(u.name) if u is not None else fresh(f"{n.name}.{i}"))
                 type_list.append(type_text(val[i]))
+            for i in EMPTY_WHEN_UNUSED.get(opname, ()):
+                if i < len(val) and getitems.get(i) is None:
+                    type_list[i] = type_list[i][: type_list[i].index("[")] + "[0]"
             multi[n] = list(outs)  # what the getitems read
             for i in STATS_IN_F32.get(opname, ()):
                 if i < len(val) and val[i].dtype in (torch.float16, torch.bfloat16):

@@ -72,3 +72,25 @@ def test_a_constant_tensor_in_traced_code_compiles_without_fallback():
     x = torch.randn(4, 3)
     c = torch.compile(f, backend="plugsdk", options={"fallback": False})
     torch.testing.assert_close(c(x), f(x))
+
+
+def test_unused_batch_norm_stats_are_declared_empty():
+    """torch's CUDA batch norm fills the eval-mode stats that its CPU kernel leaves empty;
+    the import declares them as the core defines them when nothing reads them."""
+    import torch.fx
+    from plugsdk import fx_import
+
+    g = torch.fx.Graph()
+    x, w, b, m, v = (g.placeholder(n) for n in "xwbmv")
+    bn = g.call_function(torch.ops.aten._native_batch_norm_legit_no_training.default, (x, w, b, m, v, 0.1, 1e-5))
+    out = g.call_function(__import__("operator").getitem, (bn, 0))
+    g.output((out,))
+    vals = {"x": torch.randn(2, 4, 3, 3), "w": torch.randn(4), "b": torch.randn(4), "m": torch.randn(4),
+            "v": torch.rand(4) + 0.5}
+    for node in g.nodes:
+        if node.op == "placeholder":
+            node.meta["val"] = vals[node.name]
+    bn.meta["val"] = (torch.empty(2, 4, 3, 3), torch.empty(4), torch.empty(4))  # as on CUDA
+    out.meta["val"] = bn.meta["val"][0]
+    text = fx_import.to_pgraph(torch.fx.GraphModule(torch.nn.Module(), g), "bn").text
+    assert ": f32[2, 4, 3, 3], f32[0], f32[0]" in text, text

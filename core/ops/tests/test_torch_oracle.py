@@ -73,15 +73,17 @@ def test_library_loops_match_torch(case: Case, tmp_path: pathlib.Path):
     test_op_matches_torch(case, "program-loops", tmp_path)
 
 
-@pytest.mark.parametrize("case", [c for c in library_cases() if re.search(r"conv(?!ert)", c.values[0].name())])
-def test_convolution_as_im2col_matmul_matches_torch(case: Case, tmp_path: pathlib.Path):
-    """A device with prims.matmul but no prims.convolution (the cuda plugin): im2col + matmul."""
+@pytest.mark.parametrize("case", [c for c in library_cases()
+                                  if re.search(r"conv(?!ert)|attention|sdpa", c.values[0].name())])
+def test_convolution_and_attention_over_matmul_match_torch(case: Case, tmp_path: pathlib.Path):
+    """A device with prims.matmul but no prims.convolution or prims.sdpa (the cuda plugin):
+    im2col + matmul; attention's products as f32 matmuls."""
     prims = tmp_path / "case.pgraph"
     prims.write_text(graph_text(case))
     p = run_cli("lower", str(prims), "--to", "prims")
     assert p.returncode == 0, p.stderr
-    if "prims.convolution" not in p.stdout:
-        pytest.skip("its prim graph has no convolution")
+    if not re.search(r"prims\.(convolution|sdpa)", p.stdout):
+        pytest.skip("its prim graph has no convolution or attention")
     lowered = run_cli("lower", str(prims), "--to", "program-im2col")
     assert lowered.returncode == 0, lowered.stderr
     test_op_matches_torch(case, "program-im2col", tmp_path)
