@@ -129,7 +129,8 @@ StatusOr<Lowered> lowerTo(const ir::Context& ctx, ir::Graph g, const std::string
   compile::CompileOptions options = compile::optionsFromEnvironment();
   options.schedule.caps.fuse = stage != "program-unfused";
   if (stage == "program-loops") options.decomp.expand = {"prims.matmul", "prims.convolution", "prims.sdpa"};
-  if (stage == "program-im2col") options.decomp.expand = {"prims.convolution", "prims.sdpa"};  // as the cuda plugin
+  if (stage == "program-im2col")
+    options.decomp.expand = {"prims.convolution", "prims.sdpa"};  // a device with matmul only
   if (caps) options = plugin::optionsFor(*caps, options);
   ASSIGN_OR_RETURN(compile::Compiled c, compile::compileGraph(ctx, g, options));
   if (stage == "prims") return Lowered{std::move(c.prims), std::nullopt};

@@ -89,27 +89,27 @@ def _empty(like):
     return torch.empty(0, dtype=torch.int64, device=like.device)
 
 
-def cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False,
-                    return_debug_mask=False, *, scale=None):
-    """aten._scaled_dot_product_cudnn_attention -> (output, logsumexp, cum_seq_q, cum_seq_k,
-    max_q, max_k, philox_seed, philox_offset, debug_attn_mask)."""
-    r = _attention(query, key, value, attn_bias, dropout_p, is_causal, scale)
+def _nine(r, query, key):
+    """The cudnn and flash variants' outputs: (output, logsumexp, cum_seq_q, cum_seq_k, max_q,
+    max_k, two RNG tensors, debug_attn_mask), all but the first two placeholders."""
     if r is NotImplemented:
         return r
     out, lse = r
     e = _empty(query)
     return out, lse, e, e, query.shape[2], key.shape[2], e, e, torch.empty(0, dtype=query.dtype, device=query.device)
+
+
+def cudnn_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False,
+                    return_debug_mask=False, *, scale=None):
+    """aten._scaled_dot_product_cudnn_attention -> (output, logsumexp, cum_seq_q, cum_seq_k,
+    max_q, max_k, philox_seed, philox_offset, debug_attn_mask)."""
+    return _nine(_attention(query, key, value, attn_bias, dropout_p, is_causal, scale), query, key)
 
 
 def flash_attention(query, key, value, dropout_p=0.0, is_causal=False, return_debug_mask=False, *, scale=None):
     """aten._scaled_dot_product_flash_attention -> (output, logsumexp, cum_seq_q, cum_seq_k,
     max_q, max_k, rng_state, unused, debug_attn_mask)."""
-    r = _attention(query, key, value, None, dropout_p, is_causal, scale)
-    if r is NotImplemented:
-        return r
-    out, lse = r
-    e = _empty(query)
-    return out, lse, e, e, query.shape[2], key.shape[2], e, e, torch.empty(0, dtype=query.dtype, device=query.device)
+    return _nine(_attention(query, key, value, None, dropout_p, is_causal, scale), query, key)
 
 
 def efficient_attention(query, key, value, attn_bias, compute_log_sumexp, dropout_p=0.0, is_causal=False, *,

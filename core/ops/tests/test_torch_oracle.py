@@ -59,33 +59,32 @@ def library_cases():
     return [c for c in load_cases() if LIBRARY_OPS.search(c.values[0].name())]
 
 
-@pytest.mark.parametrize("case", library_cases())
-def test_library_loops_match_torch(case: Case, tmp_path: pathlib.Path):
+def lowered_to(case: Case, stage: str, prims_re: str, tmp_path: pathlib.Path) -> str:
+    """The case lowered to `stage` (skipped when its prim graph has no match for prims_re)."""
     prims = tmp_path / "case.pgraph"
     prims.write_text(graph_text(case))
     p = run_cli("lower", str(prims), "--to", "prims")
     assert p.returncode == 0, p.stderr
-    if not re.search(r"prims\.(matmul|convolution|sdpa)", p.stdout):
-        pytest.skip("its prim graph has no library op")
-    loops = run_cli("lower", str(prims), "--to", "program-loops")
-    assert loops.returncode == 0, loops.stderr
-    assert "call " not in loops.stdout, f"a library call survived the expansion:\n{loops.stdout}"
+    if not re.search(prims_re, p.stdout):
+        pytest.skip(f"its prim graph has no {prims_re}")
+    lowered = run_cli("lower", str(prims), "--to", stage)
+    assert lowered.returncode == 0, lowered.stderr
+    return lowered.stdout
+
+
+@pytest.mark.parametrize("case", library_cases())
+def test_library_loops_match_torch(case: Case, tmp_path: pathlib.Path):
+    loops = lowered_to(case, "program-loops", r"prims\.(matmul|convolution|sdpa)", tmp_path)
+    assert "call " not in loops, f"a library call survived the expansion:\n{loops}"
     test_op_matches_torch(case, "program-loops", tmp_path)
 
 
 @pytest.mark.parametrize("case", [c for c in library_cases()
                                   if re.search(r"conv(?!ert)|attention|sdpa", c.values[0].name())])
 def test_convolution_and_attention_over_matmul_match_torch(case: Case, tmp_path: pathlib.Path):
-    """A device with prims.matmul but no prims.convolution or prims.sdpa (the cuda plugin):
+    """A device with prims.matmul but no prims.convolution or prims.sdpa:
     im2col + matmul; attention's products as f32 matmuls."""
-    prims = tmp_path / "case.pgraph"
-    prims.write_text(graph_text(case))
-    p = run_cli("lower", str(prims), "--to", "prims")
-    assert p.returncode == 0, p.stderr
-    if not re.search(r"prims\.(convolution|sdpa)", p.stdout):
-        pytest.skip("its prim graph has no convolution or attention")
-    lowered = run_cli("lower", str(prims), "--to", "program-im2col")
-    assert lowered.returncode == 0, lowered.stderr
+    lowered_to(case, "program-im2col", r"prims\.(convolution|sdpa)", tmp_path)
     test_op_matches_torch(case, "program-im2col", tmp_path)
 
 
