@@ -195,13 +195,20 @@ sdk::Status KernelLowering::chunked(llvm::Value* begin, llvm::Value* end, uint32
   llvm::Value* full = b_.CreateAdd(begin, b_.CreateMul(b_.CreateSDiv(n, b_.getInt64(lanes)), b_.getInt64(lanes)));
   sdk::Status st = forLoop(begin, full, lanes, [&](llvm::Value* i) { return body(i, nullptr); });
   if (!st.isOk()) return st;
-  llvm::BasicBlock* tail = llvm::BasicBlock::Create(ctx_, "tail", fn_);
-  llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx_, "after.tail", fn_);
-  b_.CreateCondBr(b_.CreateICmpSLT(full, end), tail, after);
-  b_.SetInsertPoint(tail);
-  llvm::Value* laneIdx = b_.CreateAdd(b_.CreateVectorSplat(lanes, full), laneIota(lanes));
-  llvm::Value* mask = b_.CreateICmpSLT(laneIdx, b_.CreateVectorSplat(lanes, end), "tail.mask");
-  st = body(full, mask);
+  return ifThen(b_.CreateICmpSLT(full, end), "tail", [&] { return body(full, tailMask(full, end, lanes)); });
+}
+
+llvm::Value* KernelLowering::tailMask(llvm::Value* start, llvm::Value* end, uint32_t lanes) {
+  llvm::Value* laneIdx = b_.CreateAdd(b_.CreateVectorSplat(lanes, start), laneIota(lanes));
+  return b_.CreateICmpSLT(laneIdx, b_.CreateVectorSplat(lanes, end), "tail.mask");
+}
+
+sdk::Status KernelLowering::ifThen(llvm::Value* cond, const char* name, const std::function<sdk::Status()>& body) {
+  llvm::BasicBlock* then = llvm::BasicBlock::Create(ctx_, name, fn_);
+  llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx_, std::string(name) + ".after", fn_);
+  b_.CreateCondBr(cond, then, after);
+  b_.SetInsertPoint(then);
+  sdk::Status st = body();
   if (!st.isOk()) return st;
   b_.CreateBr(after);
   b_.SetInsertPoint(after);
@@ -233,43 +240,22 @@ sdk::Status KernelLowering::spread(llvm::Value* begin, llvm::Value* end, uint32_
   // The leftover full chunks, then the partial one, which belongs to the thread that would
   // have taken the next full one.
   llvm::Value* rest = b_.CreateSub(chunks, b_.CreateMul(rounds, threads), "rest");
-  auto inBlock = [&](llvm::Value* cond, const char* name, const std::function<sdk::Status()>& f) {
-    llvm::BasicBlock* in = llvm::BasicBlock::Create(ctx_, name, fn_);
-    llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx_, std::string(name) + ".after", fn_);
-    b_.CreateCondBr(cond, in, after);
-    b_.SetInsertPoint(in);
-    sdk::Status s = f();
-    if (!s.isOk()) return s;
-    b_.CreateBr(after);
-    b_.SetInsertPoint(after);
-    return sdk::Status::ok();
-  };
   auto isFalse = [](llvm::Value* v) {
     return llvm::isa<llvm::ConstantInt>(v) && llvm::cast<llvm::ConstantInt>(v)->isZero();
   };
   if (!isFalse(rest)) {
-    st = inBlock(b_.CreateICmpULT(tid, rest), "spread.rest", [&] { return round(rounds); });
+    st = ifThen(b_.CreateICmpULT(tid, rest), "spread.rest", [&] { return round(rounds); });
     if (!st.isOk()) return st;
   }
   llvm::Value* partial = b_.CreateICmpSLT(fullEnd, end);
   if (isFalse(partial)) return sdk::Status::ok();
-  return inBlock(b_.CreateAnd(partial, b_.CreateICmpEQ(rest, tid)), "spread.tail", [&] {
-    llvm::Value* laneIdx = b_.CreateAdd(b_.CreateVectorSplat(lanes, fullEnd), laneIota(lanes));
-    return body(fullEnd, b_.CreateICmpSLT(laneIdx, b_.CreateVectorSplat(lanes, end), "tail.mask"));
-  });
+  return ifThen(b_.CreateAnd(partial, b_.CreateICmpEQ(rest, tid)), "spread.tail",
+                [&] { return body(fullEnd, tailMask(fullEnd, end, lanes)); });
 }
 
 sdk::Status KernelLowering::inOneThread(const Region& r, const std::function<sdk::Status()>& body) {
   if (!r.replicated) return body();
-  llvm::BasicBlock* one = llvm::BasicBlock::Create(ctx_, "one.thread", fn_);
-  llvm::BasicBlock* after = llvm::BasicBlock::Create(ctx_, "one.after", fn_);
-  b_.CreateCondBr(b_.CreateICmpEQ(target_.group->threadIndex(b_), b_.getInt64(0)), one, after);
-  b_.SetInsertPoint(one);
-  sdk::Status st = body();
-  if (!st.isOk()) return st;
-  b_.CreateBr(after);
-  b_.SetInsertPoint(after);
-  return sdk::Status::ok();
+  return ifThen(b_.CreateICmpEQ(target_.group->threadIndex(b_), b_.getInt64(0)), "one.thread", body);
 }
 
 void KernelLowering::failWith(llvm::Value* failed, int32_t code) {

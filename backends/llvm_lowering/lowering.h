@@ -123,6 +123,10 @@ class KernelLowering {
   /// thread whose turn it is.
   sdk::Status spread(llvm::Value* begin, llvm::Value* end, uint32_t lanes,
                      const std::function<sdk::Status(llvm::Value*, llvm::Value*)>& body);
+  /// if (cond) body(): blocks `name` and `name.after`, the builder left in the latter.
+  sdk::Status ifThen(llvm::Value* cond, const char* name, const std::function<sdk::Status()>& body);
+  /// The lanes of the chunk at `start` that lie below `end` (<lanes x i1>).
+  llvm::Value* tailMask(llvm::Value* start, llvm::Value* end, uint32_t lanes);
   /// Runs body in thread 0 of the group only (where the region is replicated).
   sdk::Status inOneThread(const Region& r, const std::function<sdk::Status()>& body);
   /// Stores `code` into *status unless it is set, and leaves the function.
