@@ -113,6 +113,15 @@ void addMatmul(Suite& s) {
         addCase(
             s, prefix,
             libraryCase(t, {{"a", a}, {"b", b}}, call, "%y", Fill::normal(), absBound(static_cast<double>(m.k + 1))));
+      // ABI 1.2: f16/bf16 operands, the f32 accumulator as the result (bounds in f32 units).
+      if (t == DType::kF16 || t == DType::kBF16) {
+        const std::string mixed = call + " {dtype = f32}";
+        const std::string mixedPrefix = "matmul." + dt(t) + "_to_f32." + m.name;
+        addCase(s, mixedPrefix + "_exact",
+                libraryCase(t, {{"a", a}, {"b", b}}, mixed, "%y", exactDotFill(DType::kF32, m.k), exact()));
+        addCase(s, mixedPrefix,
+                libraryCase(t, {{"a", a}, {"b", b}}, mixed, "%y", Fill::normal(), absBound(static_cast<double>(m.k + 1))));
+      }
     }
   }
   // NaN and infinities in the operands reach exactly the outputs they should

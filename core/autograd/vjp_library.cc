@@ -28,6 +28,8 @@ bool isTransposed2d(V v) {
 /// layout, with no transpose kernel after it.
 Result matmulVjp(Emitter& e, const VjpCall& c) {
   V a = c.input(0), b = c.input(1), g = c.cotangent();
+  // A matmul with an f32 result from f16/bf16 operands: its gradients in the operands' dtype.
+  g = e.convert(g, e.dtype(a));
   V ga = nullptr, gb = nullptr;
   if (c.needs(0))
     ga = isTransposed2d(a) ? mT(e, e.op("prims.matmul", {b, mT(e, g)})) : e.op("prims.matmul", {g, mT(e, b)});

@@ -59,10 +59,18 @@ std::vector<V> keepWhole(ir::Graph& graph, const ir::OpDef& def, const ir::AttrM
 
 bool Decomposer::keepsPrim(const std::string& op) const { return prims::isPrim(op) && !options_.expand.count(op); }
 
+bool Decomposer::keeps(const ir::OpDef& def, const ir::AttrMap& attrs) const {
+  const std::string& name = def.schema.name;
+  if (!keepsPrim(name)) return false;
+  if (name != "prims.matmul" || options_.mixedMatmul) return true;
+  auto dtype = attrs.find("dtype");
+  return dtype == attrs.end() || dtype->second.isNone();
+}
+
 StatusOr<std::vector<V>> Decomposer::expand(ir::Graph& graph, const ir::OpDef& def, const ir::AttrMap& attrs,
                                             const std::vector<V>& inputs, const std::vector<ir::TensorType>& outTypes) {
   const std::string& name = def.schema.name;
-  if (options_.keep.count(name) || keepsPrim(name)) return keepWhole(graph, def, attrs, inputs, outTypes);
+  if (options_.keep.count(name) || keeps(def, attrs)) return keepWhole(graph, def, attrs, inputs, outTypes);
   const std::vector<Rule>* rules = table_.find(name);
   const std::string fix = ". To make it work: add a decomposition rule for " + name +
                           " to core/decomp (docs/prims.md lists the prims it may use), or compile for a backend "
@@ -109,7 +117,7 @@ StatusOr<ir::Graph> decompose(const ir::Context& ctx, const DecompTable& table, 
     std::vector<ir::TensorType> types;
     for (const ir::Value* o : node->outputs()) types.push_back(o->type());
     std::vector<V> outs;
-    if (decomposer.keepsPrim(def->schema.name)) {
+    if (decomposer.keeps(*def, node->attrs())) {
       outs = keepWhole(g, *def, node->attrs(), ins, types);
     } else {
       auto r = decomposer.expand(g, *def, node->attrs(), ins, types);

@@ -73,6 +73,10 @@ struct DecompOptions {
   /// Prims rewritten into other prims by their rules (library ops for a device that does
   /// not implement them: addLibraryExpansionRules).
   std::set<std::string> expand;
+  /// prims.matmul may write f32 from f16/bf16 operands (its `dtype` attribute): the device
+  /// takes it (ABI 1.2). When false, such a matmul is expanded into loops and attention
+  /// multiplies in f32.
+  bool mixedMatmul = true;
   /// Recursion limit for rules that emit ATen-level ops.
   int maxDepth = 32;
 };
@@ -84,6 +88,10 @@ class Decomposer {
       : ctx_(ctx), table_(table), options_(options) {}
   /// True when `op` is appended as it is: a prim not listed in DecompOptions::expand.
   bool keepsPrim(const std::string& op) const;
+  /// True when this application of `def` is appended as it is: keepsPrim, and a form of the
+  /// prim the device takes (a prims.matmul with a result dtype needs mixedMatmul).
+  bool keeps(const ir::OpDef& def, const ir::AttrMap& attrs) const;
+  bool mixedMatmul() const { return options_.mixedMatmul; }
   /// Decomposes one application of a non-prim op into `graph` (or keeps it whole).
   StatusOr<std::vector<V>> expand(ir::Graph& graph, const ir::OpDef& def, const ir::AttrMap& attrs,
                                   const std::vector<V>& inputs, const std::vector<ir::TensorType>& outTypes);

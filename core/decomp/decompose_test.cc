@@ -63,6 +63,57 @@ TEST(Decompose, KeepLeavesAnOpWhole) {
   EXPECT_EQ(nonPrim, 1);
 }
 
+/// The prims.matmul nodes of `text` decomposed with `o`, as "operand dtype -> result dtype".
+std::vector<std::string> matmulsOf(const char* text, const DecompOptions& o) {
+  auto ctx = ir::makeDefaultContext();
+  auto g = text::parseGraph(*ctx, text);
+  EXPECT_TRUE(g.isOk()) << g.status().toString();
+  if (!g.isOk()) return {};
+  auto r = decompose(*ctx, makeDefaultDecompositions(), *g, o);
+  EXPECT_TRUE(r.isOk()) << r.status().toString();
+  if (!r.isOk()) return {};
+  std::vector<std::string> out;
+  for (const auto& n : r->nodes())
+    if (n->op() == "prims.matmul")
+      out.push_back(std::string(ir::dtypeName(n->inputs()[0]->type().dtype)) + " -> " +
+                    std::string(ir::dtypeName(n->outputs()[0]->type().dtype)));
+  return out;
+}
+
+TEST(Decompose, AttentionOverMatmulKeepsHalfOperandsWhenTheDeviceTakesAnF32Result) {
+  const char* sdpa = R"(graph @g(%q: bf16[2, 8, 16], %k: bf16[2, 8, 16], %v: bf16[2, 8, 16]) {
+  %o, %l = prims.sdpa(%q, %k, %v, none)
+  return %o, %l
+})";
+  DecompOptions o;
+  o.expand = {"prims.sdpa"};
+  // Scores from bf16 operands into f32 (exact logsumexp), weights rounded to bf16 for v.
+  EXPECT_EQ(matmulsOf(sdpa, o), (std::vector<std::string>{"bf16 -> f32", "bf16 -> bf16"}));
+  o.mixedMatmul = false;  // an ABI 1.0/1.1 device: every product in f32
+  EXPECT_EQ(matmulsOf(sdpa, o), (std::vector<std::string>{"f32 -> f32", "f32 -> f32"}));
+  // A mixed matmul in the input on such a device becomes loops; kept where it is taken.
+  const char* mixed = R"(graph @g(%a: f16[4, 8], %b: f16[8, 3]) {
+  %y = prims.matmul(%a, %b) {dtype = f32}
+  return %y
+})";
+  EXPECT_TRUE(matmulsOf(mixed, o).empty());
+  o.mixedMatmul = true;
+  EXPECT_EQ(matmulsOf(mixed, o), (std::vector<std::string>{"f16 -> f32"}));
+}
+
+TEST(Decompose, MatmulResultDtypeIsTheOperandsOrF32ForHalves) {
+  auto ctx = ir::makeDefaultContext();
+  for (const char* bad : {"%a: f32[4, 8], %b: f32[8, 3]) {\n  %y = prims.matmul(%a, %b) {dtype = f64}",
+                          "%a: f16[4, 8], %b: f16[8, 3]) {\n  %y = prims.matmul(%a, %b) {dtype = bf16}",
+                          "%a: i32[4, 8], %b: i32[8, 3]) {\n  %y = prims.matmul(%a, %b) {dtype = f32}"}) {
+    auto g = text::parseGraph(*ctx, std::string("graph @g(") + bad + "\n  return %y\n}");
+    ASSERT_FALSE(g.isOk()) << bad;
+    EXPECT_NE(g.status().message().find("dtype must be the operands' dtype, or f32 for f16/bf16 operands"),
+              std::string::npos)
+        << g.status().toString();
+  }
+}
+
 TEST(Decompose, WrongOutputTypeFromARuleIsAnInternalError) {
   auto ctx = ir::makeDefaultContext();
   auto g = text::parseGraph(*ctx, kGraph);

@@ -41,7 +41,7 @@ std::vector<V> Emitter::apply(const std::string& op, const std::vector<V>& input
     fail(types.status());
     return {};
   }
-  if (decomposer_.keepsPrim(def->schema.name)) {
+  if (decomposer_.keeps(*def, attrs)) {
     ir::Node* n = graph_.addNode(def->schema.name, def, inputs, std::move(attrs), *types);
     return n->outputs();
   }
@@ -249,7 +249,7 @@ V Emitter::argReduce(const std::string& prim, V a, int64_t dim, bool keepdim) {
   return reshape(out, s);
 }
 
-V Emitter::matmul(V a, V b) {
+V Emitter::matmul(V a, V b, std::optional<DType> out) {
   if (!ok() || !a || !b) return nullptr;
   const Shape &sa = shape(a), &sb = shape(b);
   if (sa.size() < 2 || sb.size() < 2)
@@ -261,7 +261,9 @@ V Emitter::matmul(V a, V b) {
   Shape ta = *batch, tb = *batch;
   ta.insert(ta.end(), sa.end() - 2, sa.end());
   tb.insert(tb.end(), sb.end() - 2, sb.end());
-  return op("prims.matmul", {broadcastTo(a, ta), broadcastTo(b, tb)});
+  AttrMap attrs;
+  if (out && *out != dtype(a)) attrs["dtype"] = Attribute::fromDType(*out);
+  return op("prims.matmul", {broadcastTo(a, ta), broadcastTo(b, tb)}, std::move(attrs));
 }
 
 int64_t Emitter::wrapDim(int64_t dim, int64_t rank) {
@@ -310,5 +312,7 @@ bool Emitter::provedGE(const SymExpr& a, const SymExpr& b) const {
 }
 
 bool Emitter::keepsPrim(const std::string& prim) const { return decomposer_.keepsPrim(prim); }
+
+bool Emitter::keepsMixedMatmul() const { return decomposer_.keepsPrim("prims.matmul") && decomposer_.mixedMatmul(); }
 
 }  // namespace plugsdk::decomp

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -74,7 +75,8 @@ class Emitter {
   V amax(V a, const std::vector<int64_t>& dims, bool keepdim = false) { return reduce("amax", a, dims, keepdim); }
   V argReduce(const std::string& prim, V a, int64_t dim, bool keepdim);  ///< argmax, argmin
 
-  V matmul(V a, V b);  ///< prims.matmul with batch dims broadcast
+  /// prims.matmul with batch dims broadcast; `out`: its result dtype (f32 from f16/bf16).
+  V matmul(V a, V b, std::optional<ir::DType> out = std::nullopt);
 
   // --- errors ---------------------------------------------------------------------------
   /// Wraps a possibly negative dim for a rank; records an error when out of range.
@@ -96,6 +98,8 @@ class Emitter {
   const ir::SymAssumptions& assumptions() const { return ctx_.assumptions; }
   /// True when `prim` stays whole (the device implements it; not in DecompOptions::expand).
   bool keepsPrim(const std::string& prim) const;
+  /// True when prims.matmul stays whole with an f32 result from f16/bf16 operands.
+  bool keepsMixedMatmul() const;
   /// Provably equal / provably >= (false when unknown).
   bool provedEQ(const ir::SymExpr& a, const ir::SymExpr& b) const;
   bool provedGE(const ir::SymExpr& a, const ir::SymExpr& b) const;

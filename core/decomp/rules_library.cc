@@ -30,10 +30,10 @@ V contract(Emitter& e, V a, const std::vector<int64_t>& aDims, V b, const std::v
   return e.sum(e.mul(e.broadcastInDim(a, full, aDims), e.broadcastInDim(b, full, bDims)), sumDims);
 }
 
-/// [..., M, K] x [..., K, N] as [..., M, K, N] summed over K.
-V matmulLoops(Emitter& e, V a, V b) {
+/// [..., M, K] x [..., K, N] as [..., M, K, N] summed over K, rounded once to `out`.
+V matmulLoops(Emitter& e, V a, V b, DType out) {
   if (!e.ok()) return nullptr;
-  const DType out = e.dtype(a), acc = opmath(out);
+  const DType acc = opmath(e.dtype(a));
   const Shape &sa = e.shape(a), &sb = e.shape(b);
   const int64_t r = static_cast<int64_t>(sa.size());
   Shape full(sa.begin(), sa.end());
@@ -46,7 +46,9 @@ V matmulLoops(Emitter& e, V a, V b) {
   return e.convert(contract(e, e.convert(a, acc), aDims, e.convert(b, acc), bDims, full, {r - 1}), out);
 }
 
-Result matmul(Emitter& e, const DecompCall& c) { return one(e, matmulLoops(e, c.input(0), c.input(1))); }
+Result matmul(Emitter& e, const DecompCall& c) {
+  return one(e, matmulLoops(e, c.input(0), c.input(1), c.outType(0).dtype));
+}
 
 /// One entry per spatial dim (a 1-entry list applies to all).
 std::vector<SymExpr> spatialList(const DecompCall& c, const std::string& name, size_t k) {
@@ -210,10 +212,17 @@ Result sdpa(Emitter& e, const DecompCall& c) {
   const size_t r = qs.size();
   const double scale = c.isNone("scale") ? 0.0 : c.getFloat("scale");
   const SymExpr &l = qs[r - 2], &s = e.shape(k)[r - 2];
-  q = e.convert(q, acc);
-  k = e.convert(k, acc);
-  v = e.convert(v, acc);
-  V sc = e.matmul(q, e.transpose(k, -2, -1));  // [..., L, S]
+  // f16/bf16 on a device that keeps prims.matmul with an f32 result: the products of the
+  // operands as they are, accumulated and returned in f32 (exact scores for the softmax and its
+  // logsumexp), and the weights rounded to the operands' dtype for the product with v, as a
+  // flash-attention kernel does. Otherwise every product in f32.
+  const bool mixed = acc != out && e.keepsMixedMatmul();
+  if (!mixed) {
+    q = e.convert(q, acc);
+    k = e.convert(k, acc);
+    v = e.convert(v, acc);
+  }
+  V sc = e.matmul(q, e.transpose(k, -2, -1), acc);  // [..., L, S]
   if (!e.ok()) return e.status();
   const Shape scores = e.shape(sc);
   // The default scale 1 / sqrt(E), computed in double as the reference does.
@@ -250,7 +259,7 @@ Result sdpa(Emitter& e, const DecompCall& c) {
     V kept = e.binary("lt", u, e.scalar(keep, DType::kF64));
     p = e.where(kept, e.div(p, e.scalar(keep, acc)), e.scalar(0.0, acc));
   }
-  V o = e.matmul(p, v);
+  V o = mixed ? e.matmul(e.convert(p, out), v) : e.matmul(p, v);
   return e.done({e.convert(o, c.outType(0).dtype), e.convert(lse, c.outType(1).dtype)});
 }
 

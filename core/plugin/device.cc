@@ -92,6 +92,7 @@ StatusOr<std::unique_ptr<Device>> Device::open(std::shared_ptr<const Plugin> plu
   ia.info = &info;
   RETURN_IF_ERROR(d->check(api.device_info(&ia), "device_info"));
   d->caps_ = capsFrom(info);
+  d->caps_.mixedMatmul = d->plugin_->abiMinor() >= 2;  // ABI 1.2: f32 results of f16/bf16 matmuls
 
   plugsdk_stream_create_args_t s{};
   s.struct_size = sizeof(s);

@@ -31,6 +31,8 @@ struct DeviceCaps {
   bool fusesReductionEpilogue = false;
   bool fusesMultiReduction = false;
   bool takesSubgraphs = false;
+  /// prims.matmul may give an f32 result from f16/bf16 operands (a plugin of ABI >= 1.2).
+  bool mixedMatmul = false;
 
   bool supports(ir::DType t) const { return (dtypes >> static_cast<unsigned>(t)) & 1u; }
   /// "f32, f64, ..." for messages.

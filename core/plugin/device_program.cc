@@ -29,6 +29,7 @@ compile::CompileOptions optionsFor(const DeviceCaps& caps, compile::CompileOptio
   if (caps.maxKernelStmts) f.maxKernelStmts = std::min<int64_t>(f.maxKernelStmts, caps.maxKernelStmts);
   for (const char* op : {"prims.matmul", "prims.convolution", "prims.sdpa"})
     if (!(caps.libraryOps & libraryOpBit(op))) o.decomp.expand.insert(op);
+  o.decomp.mixedMatmul = o.decomp.mixedMatmul && caps.mixedMatmul;
   return o;
 }
 

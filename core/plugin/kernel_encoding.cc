@@ -278,8 +278,11 @@ StatusOr<std::unique_ptr<EncodedLibraryCall>> encodeLibraryCall(const std::strin
   auto enc = std::unique_ptr<EncodedLibraryCall>(new EncodedLibraryCall());
   enc->op = libraryOpBit(op);
   if (!enc->op) return invalidArgument(op + " is not a library op of ABI 1.0");
-  for (const auto& [name, value] : attrs)
+  for (const auto& [name, value] : attrs) {
+    // Added in ABI 1.2 and written only when set, so an older plugin's matmul reads as before.
+    if (op == "prims.matmul" && name == "dtype" && value.isNone()) continue;
     enc->attributes += (enc->attributes.empty() ? "" : ", ") + name + " = " + value.toString();
+  }
   IndexEncoder ix(enc->insns, enc->symbols);
   auto describe = [&](const LibraryOperand& o) {
     plugsdk_tensor_desc_t d{};

@@ -37,7 +37,15 @@ Types inferMatmul(const InferContext& ctx) {
   RETURN_IF_ERROR(requireEqualDim(ctx, a.shape[r - 1], b.shape[r - 2], "K (a's last dim and b's dim -2)"));
   Shape out(a.shape.begin(), a.shape.end() - 1);
   out.push_back(b.shape[r - 1]);
-  return one(a.dtype, out);
+  if (ctx.isNone("dtype")) return one(a.dtype, out);
+  // An explicit result dtype: the operands' own, or f32 for f16/bf16 operands (the f32
+  // accumulator, not rounded to the operands' dtype).
+  const DType d = ctx.getDType("dtype");
+  const bool half = a.dtype == DType::kF16 || a.dtype == DType::kBF16;
+  if (d != a.dtype && !(half && d == DType::kF32))
+    return ctx.error(std::string("dtype must be the operands' dtype, or f32 for f16/bf16 operands; got ") +
+                     std::string(ir::dtypeName(d)) + " for " + a.toString());
+  return one(d, out);
 }
 
 Types inferSdpa(const InferContext& ctx) {
@@ -83,9 +91,10 @@ Types inferSdpa(const InferContext& ctx) {
 
 Status registerLibraryPrims(ir::OpRegistry& reg) {
   const char* lib = "prim.library";
-  RETURN_IF_ERROR(reg.add("prims.matmul(Tensor a, Tensor b) -> Tensor", inferMatmul, lib,
+  RETURN_IF_ERROR(reg.add("prims.matmul(Tensor a, Tensor b, *, ScalarType? dtype=None) -> Tensor", inferMatmul, lib,
                           "batched matrix product [..., M, K] x [..., K, N] -> [..., M, N] (equal batch dims; "
-                          "transposes are strided views); f16/bf16 accumulate in at least f32"));
+                          "transposes are strided views); f16/bf16 accumulate in at least f32 and round once "
+                          "to dtype (none: the operands' dtype; f32: the accumulator unrounded)"));
   RETURN_IF_ERROR(
       reg.add("prims.convolution(Tensor input, Tensor weight, int[] stride, SymInt[] padding, int[] "
               "dilation, bool transposed, SymInt[] output_padding, int groups) -> Tensor",

@@ -52,17 +52,37 @@ struct MatmulExecutable::Prepared {
 MatmulExecutable::~MatmulExecutable() = default;
 
 bool MatmulExecutable::ltDtype() const {
-  const uint32_t t = call_.a.dtype;
-  return (t == PLUGSDK_DTYPE_F16 || t == PLUGSDK_DTYPE_BF16 || t == PLUGSDK_DTYPE_F32 || t == PLUGSDK_DTYPE_F64) &&
-         call_.b.dtype == t && call_.out.dtype == t;
+  const uint32_t t = call_.a.dtype, o = call_.out.dtype;
+  const bool half = t == PLUGSDK_DTYPE_F16 || t == PLUGSDK_DTYPE_BF16;
+  return (half || t == PLUGSDK_DTYPE_F32 || t == PLUGSDK_DTYPE_F64) && call_.b.dtype == t &&
+         (o == t || (half && o == PLUGSDK_DTYPE_F32));
 }
+
+namespace {
+
+int ltType(uint32_t dtype) {
+  return dtype == PLUGSDK_DTYPE_F16    ? lt::kR16F
+         : dtype == PLUGSDK_DTYPE_BF16 ? lt::kR16BF
+         : dtype == PLUGSDK_DTYPE_F64  ? lt::kR64F
+                                       : lt::kR32F;
+}
+
+/// The call's attributes: none, or ABI 1.2's result dtype (which the output descriptor holds).
+sdk::Status checkAttributes(const std::string& text, uint32_t outDtype) {
+  if (text.empty() || text == "{}") return sdk::Status::ok();
+  const std::string want = std::string("dtype = ") + (outDtype == PLUGSDK_DTYPE_F32 ? "f32" : "?");
+  if (text == want) return sdk::Status::ok();
+  return sdk::unimplemented("prims.matmul with attributes " + text);
+}
+
+}  // namespace
 
 sdk::StatusOr<std::unique_ptr<MatmulExecutable>> MatmulExecutable::create(const sdk::LibraryCall& c, LtDevice* lt,
                                                                           CompileKernel compile) {
   sdk::StatusOr<MatmulCall> call = MatmulCall::from(c);
   if (!call.isOk()) return call.status();
-  if (!c.attributes.empty() && c.attributes != "{}")
-    return sdk::unimplemented("prims.matmul with attributes " + std::string(c.attributes));
+  sdk::Status attrs = checkAttributes(std::string(c.attributes), call->out.dtype);
+  if (!attrs.isOk()) return attrs;
   auto e = std::unique_ptr<MatmulExecutable>(new MatmulExecutable());
   e->call_ = std::move(*call);
   e->lt_ = lt;
@@ -108,10 +128,7 @@ sdk::StatusOr<const MatmulExecutable::Prepared*> MatmulExecutable::prepare(const
   auto pr = std::make_unique<Prepared>();
   pr->lt = &L;
   const uint32_t t = call_.a.dtype;
-  const int type = t == PLUGSDK_DTYPE_F16    ? lt::kR16F
-                   : t == PLUGSDK_DTYPE_BF16 ? lt::kR16BF
-                   : t == PLUGSDK_DTYPE_F64  ? lt::kR64F
-                                             : lt::kR32F;
+  const int type = ltType(t);
   const bool f64 = t == PLUGSDK_DTYPE_F64;
   const std::string what = "prims.matmul (" + key + ")";
   sdk::Status st =
@@ -119,7 +136,7 @@ sdk::StatusOr<const MatmulExecutable::Prepared*> MatmulExecutable::prepare(const
               what + ": cublasLtMatmulDescCreate");
   if (st.isOk()) st = L.check(L.descSet(pr->desc, lt::kDescTransA, &p.A.op, sizeof(int32_t)), what + ": TRANSA");
   if (st.isOk()) st = L.check(L.descSet(pr->desc, lt::kDescTransB, &p.B.op, sizeof(int32_t)), what + ": TRANSB");
-  auto layout = [&](lt::Layout* l, const LtMatrix& m, int64_t stride) {
+  auto layout = [&](lt::Layout* l, int type, const LtMatrix& m, int64_t stride) {
     sdk::Status s = L.check(L.layoutCreate(l, type, m.rows, m.cols, m.ld), what + ": cublasLtMatrixLayoutCreate");
     if (s.isOk() && p.batchCount > 1) {
       s = L.check(L.layoutSet(*l, lt::kLayoutBatchCount, &p.batchCount, sizeof(int32_t)), what + ": BATCH_COUNT");
@@ -128,9 +145,9 @@ sdk::StatusOr<const MatmulExecutable::Prepared*> MatmulExecutable::prepare(const
     }
     return s;
   };
-  if (st.isOk()) st = layout(&pr->a, p.A, p.aStride);
-  if (st.isOk()) st = layout(&pr->b, p.B, p.bStride);
-  if (st.isOk()) st = layout(&pr->d, p.D, p.dStride);
+  if (st.isOk()) st = layout(&pr->a, type, p.A, p.aStride);
+  if (st.isOk()) st = layout(&pr->b, type, p.B, p.bStride);
+  if (st.isOk()) st = layout(&pr->d, ltType(call_.out.dtype), p.D, p.dStride);
   if (!st.isOk()) return st;
   lt::Preference pref = nullptr;
   st = L.check(L.prefCreate(&pref), what + ": cublasLtMatmulPreferenceCreate");
@@ -164,10 +181,10 @@ sdk::Status MatmulExecutable::launch(const CUdeviceptr args[3], const std::vecto
   if (!plan) return runKernel(args, symbols, stream);
   sdk::Status st = lt_->ready();
   if (!st.isOk()) return st;
-  const uint64_t eb = lowering::dtypeBytes(call_.a.dtype);
+  const uint64_t eb = lowering::dtypeBytes(call_.a.dtype), ed = lowering::dtypeBytes(call_.out.dtype);
   const CUdeviceptr a = args[0] + static_cast<uint64_t>(shape->aOffset) * eb;
   const CUdeviceptr b = args[1] + static_cast<uint64_t>(shape->bOffset) * eb;
-  const CUdeviceptr d = args[2] + static_cast<uint64_t>(shape->outOffset) * eb;
+  const CUdeviceptr d = args[2] + static_cast<uint64_t>(shape->outOffset) * ed;
   const CUdeviceptr ptrs[3] = {a, b, d};
   sdk::StatusOr<const Prepared*> pr = prepare(*plan, ptrs);
   if (!pr.isOk()) return pr.status();
@@ -189,7 +206,7 @@ sdk::Status MatmulExecutable::launch(const CUdeviceptr args[3], const std::vecto
     }
     const CUdeviceptr ltA = (plan->swapped ? b : a) + static_cast<uint64_t>(oa) * eb;
     const CUdeviceptr ltB = (plan->swapped ? a : b) + static_cast<uint64_t>(ob) * eb;
-    const CUdeviceptr ltD = d + static_cast<uint64_t>(od) * eb;
+    const CUdeviceptr ltD = d + static_cast<uint64_t>(od) * ed;
     st = L.check(L.matmul(lt_->handle, (*pr)->desc, alpha, reinterpret_cast<const void*>(ltA), (*pr)->a,
                           reinterpret_cast<const void*>(ltB), (*pr)->b, beta, reinterpret_cast<const void*>(ltD),
                           (*pr)->d, reinterpret_cast<void*>(ltD), (*pr)->d, &(*pr)->algo,

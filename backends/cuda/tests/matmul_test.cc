@@ -119,12 +119,14 @@ TEST(MatmulPlan, MismatchedSizesAreAnError) {
 }
 
 /// The generated kernel on a transposed a, a batch with a broadcast b and an offset result,
-/// run by the core's interpreter, against the product computed here.
-void checkKernel(ir::DType dt, uint32_t dtype) {
+/// run by the core's interpreter, against the product computed here. With an f32 result
+/// from f16/bf16 operands (ABI 1.2), the operands hold 1 + 2^-7, whose products bf16 cannot
+/// hold: the result must be the f32 accumulator, unrounded.
+void checkKernel(ir::DType dt, uint32_t dtype, ir::DType outDt, uint32_t outDtype) {
   const int64_t B = 2, M = 3, K = 4, N = 5;
-  Operand a{dtype, {B, M, K}, {M * K, 1, M}};       // each batch a transposed [K, M] block
-  Operand b{dtype, {B, K, N}, {0, N, 1}};           // one [K, N] for both batches
-  Operand out{dtype, {B, M, N}, {M * N, N, 1}, 7};  // 7 elements in
+  Operand a{dtype, {B, M, K}, {M * K, 1, M}};          // each batch a transposed [K, M] block
+  Operand b{dtype, {B, K, N}, {0, N, 1}};              // one [K, N] for both batches
+  Operand out{outDtype, {B, M, N}, {M * N, N, 1}, 7};  // 7 elements in
   std::unique_ptr<BuiltKernel> built = matmulKernel(callOf(a, b, out));
   sdk::Status valid = sdk::KernelView::validate(built->kernel);
   ASSERT_TRUE(valid.isOk()) << valid.message();
@@ -133,11 +135,15 @@ void checkKernel(ir::DType dt, uint32_t dtype) {
   std::mt19937 rng(3);
   std::uniform_int_distribution<int> small(-3, 3);
   std::vector<double> av(B * M * K), bv(K * N);
-  for (double& v : av) v = small(rng);
-  for (double& v : bv) v = small(rng);
+  const bool unrounded = outDt != dt;
+  for (auto* vs : {&av, &bv})
+    for (double& v : *vs) {
+      v = small(rng);
+      if (unrounded && v > 0) v += 1.0 / 128;
+    }
   exec::HostTensor at = exec::HostTensor::fromDoubles(dt, {B * M * K}, av);
   exec::HostTensor bt = exec::HostTensor::fromDoubles(dt, {K * N}, bv);
-  exec::HostTensor ot(dt, {7 + B * M * N});
+  exec::HostTensor ot(outDt, {7 + B * M * N});
   Status st = kernel::runKernel(*k, {&at, &bt, &ot}, {});
   ASSERT_TRUE(st.isOk()) << st.message() << "\n" << kernel::printKernel(*k);
   for (int64_t bi = 0; bi < B; ++bi)
@@ -150,9 +156,11 @@ void checkKernel(ir::DType dt, uint32_t dtype) {
 }
 
 TEST(MatmulKernel, ComputesTheProductThroughTheCallsStrides) {
-  checkKernel(ir::DType::kF32, PLUGSDK_DTYPE_F32);
-  checkKernel(ir::DType::kI32, PLUGSDK_DTYPE_I32);
-  checkKernel(ir::DType::kBF16, PLUGSDK_DTYPE_BF16);
+  checkKernel(ir::DType::kF32, PLUGSDK_DTYPE_F32, ir::DType::kF32, PLUGSDK_DTYPE_F32);
+  checkKernel(ir::DType::kI32, PLUGSDK_DTYPE_I32, ir::DType::kI32, PLUGSDK_DTYPE_I32);
+  checkKernel(ir::DType::kBF16, PLUGSDK_DTYPE_BF16, ir::DType::kBF16, PLUGSDK_DTYPE_BF16);
+  checkKernel(ir::DType::kBF16, PLUGSDK_DTYPE_BF16, ir::DType::kF32, PLUGSDK_DTYPE_F32);
+  checkKernel(ir::DType::kF16, PLUGSDK_DTYPE_F16, ir::DType::kF32, PLUGSDK_DTYPE_F32);
 }
 
 TEST(MatmulKernel, LowersToPtx) {

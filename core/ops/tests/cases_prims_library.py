@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import prim_refs as R
-from oracle import Case, T
+from oracle import Case, Raw, T
 
 CASES = []
 F32 = dict(rtol=1e-5, atol=1e-5)
@@ -35,6 +35,10 @@ matmul(T("f32", [4, 8]), T("f32", [8, 3]), id="f32", **F32)
 matmul(T("f16", [2, 4, 16]), T("f16", [2, 16, 3]), id="f16", **F16)
 matmul(T("f64", [2, 2], values=[float("inf"), 1.0, 0.0, float("nan")]), T("f64", [2, 2], values=[1.0, 0.0, 0.0, 1.0]),
        id="nan_inf")
+# ABI 1.2: f16 (or bf16: no numpy inputs here) operands with the f32 accumulator as the
+# result, unrounded (attention's scores).
+add("prims.matmul", [T("f16", [2, 8, 64]), T("f16", [2, 64, 5])], {"dtype": Raw("f32")},
+    lambda a, b: torch.matmul(a.double(), b.double()).float(), id="f16_to_f32", **F32)
 
 
 # ---- convolution --------------------------------------------------------------------------

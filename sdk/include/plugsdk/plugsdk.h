@@ -1,8 +1,9 @@
 /*
  * plugsdk.h -- the stable C ABI between the plugsdk core and backend plugins.
  *
- * ABI 1.1 (1.0 plus buffer_import). 1.0 is frozen: a copy lives in sdk/tests/abi_v1_0/ and a
- * test checks that every later header keeps its layout. docs/abi/reference.md documents every field;
+ * ABI 1.2 (1.1 plus mixed-precision prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 and 1.1
+ * are frozen: copies live in sdk/tests/abi_v1_0 and abi_v1_1, and a test checks that every later header
+ * keeps their layouts. docs/abi/reference.md documents every field;
  * docs/abi/CHANGELOG.md records each version.
  *
  * Standalone C11: includes only <stddef.h>, <stdint.h> and <stdbool.h>. No C++ type and no
@@ -44,7 +45,7 @@ extern "C" {
 #endif
 
 #define PLUGSDK_ABI_VERSION_MAJOR 1
-#define PLUGSDK_ABI_VERSION_MINOR 1
+#define PLUGSDK_ABI_VERSION_MINOR 2
 
 #if defined(_WIN32)
 #define PLUGSDK_EXPORT __declspec(dllexport)
@@ -283,7 +284,7 @@ typedef struct plugsdk_kernel {
 /* ---- capabilities (data the core reads; it never branches on a plugin's name) ---------- */
 
 typedef enum plugsdk_library_op {
-  PLUGSDK_LIBRARY_MATMUL = 1u << 0,      /* prims.matmul */
+  PLUGSDK_LIBRARY_MATMUL = 1u << 0,      /* prims.matmul (1.2: f16/bf16 operands may give an f32 result) */
   PLUGSDK_LIBRARY_CONVOLUTION = 1u << 1, /* prims.convolution */
   PLUGSDK_LIBRARY_SDPA = 1u << 2,        /* prims.sdpa */
 } plugsdk_library_op_t;
@@ -464,7 +465,9 @@ typedef struct plugsdk_compile_kernel_args {
 } plugsdk_compile_kernel_args_t;
 
 /* A library op (prims.matmul / convolution / sdpa) on strided operands, with an optional
- * epilogue kernel that reads the result through its ACCUMULATOR argument. */
+ * epilogue kernel that reads the result through its ACCUMULATOR argument. ABI 1.2: a
+ * prims.matmul of f16/bf16 operands may have an f32 output (the accumulator, unrounded; its
+ * attributes then read "dtype = f32"); the core sends it only to plugins of ABI >= 1.2. */
 typedef struct plugsdk_tensor_desc {
   uint32_t dtype;
   uint32_t rank;
