@@ -45,8 +45,9 @@ struct CudaStream : sdk::Stream {
   cuda::CUcontext context = nullptr;
   cuda::CUstream stream = nullptr;
   uint32_t device = 0;
+  bool owned = true;  ///< false: the caller's stream (stream_import), never destroyed here
   ~CudaStream() override {
-    if (stream) {
+    if (stream && owned) {
       cuda::ContextGuard g(*api, context);
       api->streamDestroy(stream);
     }
@@ -272,6 +273,19 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     cuda::ContextGuard g(*api_, s->context);
     sdk::Status st = api_->check(api_->streamCreate(&s->stream, cuda::kStreamNonBlocking), "cuStreamCreate");
     if (!st.isOk()) return st;
+    return s;
+  }
+
+  /// stream_import: `native` is a CUstream of the device's primary context (torch's streams
+  /// are), or the driver's special handles CU_STREAM_LEGACY (0x1, the legacy default stream)
+  /// and CU_STREAM_PER_THREAD (0x2).
+  sdk::StatusOr<std::unique_ptr<CudaStream>> importStream(uint32_t device, void* native) override {
+    auto s = std::make_unique<CudaStream>();
+    s->api = api_.get();
+    s->context = devices_[device].context;
+    s->device = device;
+    s->stream = static_cast<cuda::CUstream>(native);
+    s->owned = false;
     return s;
   }
 

@@ -113,6 +113,7 @@ static const plugsdk_api_t kApi = {
     launch,
     NULL, /* compile_subgraph */
     NULL, /* buffer_import (1.1): the core copies */
+    NULL, /* stream_import (1.2): the core waits for the caller's stream */
 };
 
 PLUGSDK_EXPORT const plugsdk_api_t* plugsdk_plugin_init(plugsdk_init_args_t* args) {

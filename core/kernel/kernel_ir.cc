@@ -189,6 +189,21 @@ std::vector<std::string> Kernel::sizeSymbols() const {
 
 int64_t Kernel::numStmts() const { return countStmts(body); }
 
+namespace {
+bool anyMayFail(const std::vector<Stmt>& body) {
+  for (const Stmt& s : body) {
+    if (s.kind == StmtKind::kCheck) return true;
+    if (s.kind == StmtKind::kScalar && !ir::isFloating(s.dtype) && s.dtype != DType::kBool &&
+        (s.op == prims::ScalarOp::kDiv || s.op == prims::ScalarOp::kRemainder || s.op == prims::ScalarOp::kFmod))
+      return true;
+    if (s.kind == StmtKind::kLoop && anyMayFail(s.body)) return true;
+  }
+  return false;
+}
+}  // namespace
+
+bool Kernel::mayFail() const { return anyMayFail(body); }
+
 Status verifyKernel(const Kernel& k) {
   Verifier v{k,
              std::vector<int>(static_cast<size_t>(k.numValues), -1),

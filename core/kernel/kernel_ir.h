@@ -88,6 +88,9 @@ struct Kernel {
   std::vector<std::string> sizeSymbols() const;
   /// Number of statements, loops' bodies included.
   int64_t numStmts() const;
+  /// Whether a run can end in a run-time error: a CHECK, or an integer division or remainder
+  /// (by zero). A run that launches no such kernel need not be waited for to be checked.
+  bool mayFail() const;
 };
 
 /// Names of index variables.

@@ -106,6 +106,13 @@ StatusOr<std::unique_ptr<Device>> Device::open(std::shared_ptr<const Plugin> plu
 
 Device::~Device() {
   const plugsdk_api_t& api = this->api();
+  for (const auto& [native, stream] : imported_) {
+    plugsdk_stream_args_t s{};
+    s.struct_size = sizeof(s);
+    s.client = client_;
+    s.stream = stream;
+    (void)check(api.stream_destroy(&s), "stream_destroy (an imported stream)");
+  }
   if (stream_) {
     plugsdk_stream_args_t s{};
     s.struct_size = sizeof(s);
@@ -202,13 +209,34 @@ Status Device::download(const DeviceBuffer& src, uint64_t offset, void* dst, uin
   return check(api().buffer_copy(&a), "buffer_copy (device to host)");
 }
 
-Status Device::synchronize() const {
+Status Device::synchronize() const { return synchronize(stream_); }
+
+Status Device::synchronize(plugsdk_stream_t* stream) const {
   auto held = lock();
   plugsdk_stream_args_t s{};
   s.struct_size = sizeof(s);
   s.client = client_;
-  s.stream = stream_;
+  s.stream = stream;
   return check(api().stream_synchronize(&s), "stream_synchronize");
+}
+
+StatusOr<plugsdk_stream_t*> Device::importStream(void* native) const {
+  auto fn = plugin_->streamImportFn();
+  if (!fn) return unimplemented("plugin " + plugin_->name() + " has no stream_import (ABI < 1.2)");
+  if (!native) return invalidArgument("importStream: the native stream is NULL");
+  auto held = lock();
+  auto it = imported_.find(native);
+  if (it != imported_.end()) return it->second;
+  plugsdk_stream_import_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = client_;
+  a.device = index_;
+  a.native = native;
+  RETURN_IF_ERROR(check(fn(&a), "stream_import"));
+  if (!a.out_stream)
+    return internalError("plugin " + plugin_->path() + ": stream_import succeeded but returned a NULL stream");
+  imported_.emplace(native, a.out_stream);
+  return a.out_stream;
 }
 
 }  // namespace plugsdk::plugin

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -107,6 +108,13 @@ class Device {
   Status fill(const DeviceBuffer& dst, uint64_t offset, uint64_t bytes, uint8_t byte) const;
   /// Waits for everything queued on the device's stream.
   Status synchronize() const;
+  /// Whether the plugin can wrap a caller's native stream (stream_import, ABI 1.2).
+  bool importsStreams() const { return plugin_->streamImportFn() != nullptr; }
+  /// The stream over the caller's native stream `native` (stream_import), made once per
+  /// native handle and kept until the device closes; UNIMPLEMENTED when the plugin has none.
+  StatusOr<plugsdk_stream_t*> importStream(void* native) const;
+  /// Waits for everything queued on `stream` (one of this device's).
+  Status synchronize(plugsdk_stream_t* stream) const;
 
  private:
   Device() = default;
@@ -114,6 +122,7 @@ class Device {
   uint32_t index_ = 0;
   plugsdk_client_t* client_ = nullptr;
   plugsdk_stream_t* stream_ = nullptr;
+  mutable std::map<void*, plugsdk_stream_t*> imported_;  ///< importStream's, by native handle (under mu_)
   DeviceCaps caps_;
   mutable std::recursive_mutex mu_;
 };

@@ -200,6 +200,7 @@ StatusOr<std::unique_ptr<DeviceProgram>> DeviceProgram::compile(const Device& de
     if (!e.isOk()) return e.status().withContext(stepName(i, s) + " of program @" + p.name);
     dp->steps_.push_back(std::move(*e));
   }
+  for (const kernel::Kernel& k : p.kernels) dp->mayFail_ = dp->mayFail_ || k.mayFail();
   return dp;
 }
 
@@ -298,11 +299,11 @@ StatusOr<std::string> inputBytes(const sched::Program& p, const sched::ProgramIn
   return bytes;
 }
 
-/// Launches every step of the program in order over `pl`, options.batch times per
-/// repetition, options.repeat repetitions, each synchronized.
+/// Launches every step of the program in order over `pl` on `stream`, options.batch times
+/// per repetition, options.repeat repetitions, each synchronized unless `wait` is false.
 Status launchSteps(const Device& device_, const sched::Program& p,
                    const std::vector<std::unique_ptr<DeviceProgram::Executable>>& steps_, const Placement& pl,
-                   const Symbols& s, const RunOptions& options) {
+                   const Symbols& s, const RunOptions& options, plugsdk_stream_t* stream, bool wait = true) {
   for (int rep = 0; rep < std::max(1, options.repeat); ++rep) {
     const auto started = std::chrono::steady_clock::now();
     const int batch = std::max(1, options.batch);
@@ -335,7 +336,7 @@ Status launchSteps(const Device& device_, const sched::Program& p,
       plugsdk_launch_args_t a{};
       a.struct_size = sizeof(a);
       a.client = device_.client();
-      a.stream = device_.stream();
+      a.stream = stream;
       a.executable = e.handle;
       a.num_buffers = bufs.size();
       a.buffers = bufs.data();
@@ -345,7 +346,7 @@ Status launchSteps(const Device& device_, const sched::Program& p,
       Status st = device_.check(device_.api().launch(&a), "launch of " + e.what);
       if (!st.isOk()) return st.withContext(stepName(i, step) + " of program @" + p.name);
     }
-    RETURN_IF_ERROR(device_.synchronize());
+    if (wait) RETURN_IF_ERROR(device_.synchronize(stream));
     if (options.launchSeconds)
       options.launchSeconds->push_back(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / batch);
@@ -372,7 +373,7 @@ StatusOr<std::vector<exec::HostTensor>> DeviceProgram::run(const std::vector<exe
     const auto b = static_cast<size_t>(in.buffer);
     RETURN_IF_ERROR(device_.upload(pl.own[b], pl.offset[b], bytes.data(), bytes.size()));
   }
-  RETURN_IF_ERROR(launchSteps(device_, p, steps_, pl, s, options));
+  RETURN_IF_ERROR(launchSteps(device_, p, steps_, pl, s, options, device_.stream()));
   std::vector<exec::HostTensor> outs;
   for (const sched::ProgramOutput& o : p.outputs) {
     std::vector<int64_t> shape;
@@ -443,7 +444,7 @@ StatusOr<std::vector<std::vector<int64_t>>> DeviceProgram::outputShapes(
 }
 
 Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::vector<TensorArg>& outputs,
-                              TransferStats* stats) const {
+                              TransferStats* stats, void* nativeStream) const {
   const sched::Program& p = program_;
   std::vector<sched::InputShape> shapes;
   for (const TensorArg& t : inputs) shapes.push_back({t.dtype, t.shape});
@@ -472,6 +473,16 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
   TransferStats local;
   TransferStats& st = stats ? *stats : local;
   auto held = device_.lock();
+  // On the caller's stream: queued behind the caller's work, and not waited for unless a
+  // kernel can report a run-time error (or a tensor is copied).
+  plugsdk_stream_t* stream = device_.stream();
+  if (nativeStream) {
+    ASSIGN_OR_RETURN(stream, device_.importStream(nativeStream));
+    ASSIGN_OR_RETURN(int64_t arenaBytes, evalOr(p.arenaBytes, s, "the arena size"));
+    // A larger arena replaces the kept one, which earlier queued runs may still be using.
+    if (arena_.handle() && arena_.bytes() < static_cast<uint64_t>(arenaBytes))
+      RETURN_IF_ERROR(device_.synchronize(stream));
+  }
   // Import what can be used in place; the rest is copied around the launches.
   std::vector<DeviceBuffer> given(p.buffers.size());
   std::vector<std::vector<int64_t>> inStrides(inputs.size());
@@ -528,7 +539,13 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
     RETURN_IF_ERROR(device_.upload(pl.own[b], pl.offset[b], bytes.data(), bytes.size()));
     ++st.copied;
   }
-  RETURN_IF_ERROR(launchSteps(device_, p, steps_, pl, s, RunOptions{}));
+  // A copied tensor's own device buffer is freed when the run returns: wait for it then.
+  bool copies = false;
+  for (bool imported : inImported) copies = copies || !imported;
+  for (bool imported : outImported) copies = copies || !imported;
+  const bool wait = !nativeStream || mayFail_ || copies;
+  st.waited = wait;
+  RETURN_IF_ERROR(launchSteps(device_, p, steps_, pl, s, RunOptions{}, stream, wait));
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outImported[i]) {
       ++st.imported;

@@ -51,6 +51,7 @@ struct TensorArg {
 struct TransferStats {
   int imported = 0;  ///< tensors used in place (buffer_import)
   int copied = 0;    ///< tensors copied in or out
+  bool waited = true;  ///< the run returned after its work completed (false: queued on the caller's stream)
 };
 
 class DeviceProgram {
@@ -72,8 +73,17 @@ class DeviceProgram {
   /// (ABI 1.1) for its memory and its layout is the program's (inputs: the program's strides
   /// on every dim of size > 1; outputs: contiguous); otherwise it is copied, so any strides
   /// work. Thread-safe like run().
+  ///
+  /// `nativeStream` (a device's native stream, e.g. torch's current CUDA stream): the launches
+  /// are queued on it (stream_import, ABI 1.2) behind the caller's own work there, and the
+  /// run returns without waiting unless a kernel can fail at run time (Kernel::mayFail: a
+  /// CHECK, an integer division) or an output is copied back; the caller orders later work
+  /// on that stream. Null: the device's own stream, waited for; the caller must have finished
+  /// writing the inputs.
   Status runInto(const std::vector<TensorArg>& inputs, const std::vector<TensorArg>& outputs,
-                 TransferStats* stats = nullptr) const;
+                 TransferStats* stats = nullptr, void* nativeStream = nullptr) const;
+  /// Whether runInto can take a native stream (the plugin implements stream_import).
+  bool importsStreams() const { return device_.importsStreams(); }
   /// The output shapes for inputs of these dtypes and shapes (checked as run() checks them).
   StatusOr<std::vector<std::vector<int64_t>>> outputShapes(const std::vector<sched::InputShape>& inputs) const;
 
@@ -88,6 +98,7 @@ class DeviceProgram {
   const Device& device_;
   sched::Program program_;
   std::vector<std::unique_ptr<Executable>> steps_;  ///< one per program step
+  bool mayFail_ = false;  ///< some kernel can end a run in an error (Kernel::mayFail)
   mutable DeviceBuffer arena_;  ///< runInto's temporaries, kept from run to run (under the device lock)
 };
 

@@ -31,6 +31,10 @@ class Plugin {
   decltype(plugsdk_api_t::buffer_import) bufferImportFn() const {
     return api_->struct_size >= PLUGSDK_API_SIZE_V1_1 ? api_->buffer_import : nullptr;
   }
+  /// stream_import (ABI 1.2), or null: an older table, or the entry left NULL.
+  decltype(plugsdk_api_t::stream_import) streamImportFn() const {
+    return api_->struct_size >= PLUGSDK_API_SIZE_V1_2 ? api_->stream_import : nullptr;
+  }
   /// Converts a plugin error (and destroys it) into a Status naming the plugin and call.
   Status check(plugsdk_error_t* err, const std::string& call) const;
 

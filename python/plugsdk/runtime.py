@@ -57,16 +57,28 @@ def _tensor_tuple(t: torch.Tensor):
 
 
 def run_program(program, ins, outs):
-    """Runs a compiled program on torch tensors. CUDA tensors: torch's current stream is
-    synchronized first, since the plugin launches on a stream of its own (inputs still being
-    written there, outputs whose memory the caching allocator just freed from pending work);
-    the run itself returns after its own stream completes. Importing torch's stream instead
-    is ABI 1.2's stream_import (docs/cuda-backend.md)."""
+    """Runs a compiled program on torch tensors. CUDA tensors, with a plugin that imports
+    streams (ABI 1.2 stream_import): the run is queued on torch's current stream, ordered with
+    eager work there, and returns without waiting (unless a kernel can fail at run time).
+    Otherwise torch's current stream is synchronized first (the plugin launches on a stream of
+    its own: inputs still being written there, outputs whose memory the caching allocator just
+    freed from pending work) and the run returns after its own stream completes."""
+    tuples_in = [_tensor_tuple(t) for t in ins]
+    tuples_out = [_tensor_tuple(t) for t in outs]
     for t in ins:
         if t.is_cuda:
-            torch.cuda.current_stream(t.device).synchronize()
+            stream = torch.cuda.current_stream(t.device)
+            if program.imports_streams:
+                return program.run(tuples_in, tuples_out, stream=_native_stream(stream))
+            stream.synchronize()
             break
-    return program.run([_tensor_tuple(t) for t in ins], [_tensor_tuple(t) for t in outs])
+    return program.run(tuples_in, tuples_out)
+
+
+def _native_stream(stream) -> int:
+    """The CUstream of a torch stream: torch's default stream is the legacy NULL stream, whose
+    handle 0 means "no stream" to the core, so it goes as the driver's CU_STREAM_LEGACY (0x1)."""
+    return stream.cuda_stream or 0x1
 
 
 def _device_name(t: torch.Tensor) -> str:

@@ -91,18 +91,27 @@ std::vector<std::string> outputDtypes(const plugin::DeviceProgram& p) {
   return out;
 }
 
+/// `stream`: a native stream handle (torch.cuda.current_stream().cuda_stream), 0 for none.
 py::tuple runProgram(const plugin::DeviceProgram& p, const std::vector<TensorTuple>& ins,
-                     const std::vector<TensorTuple>& outs) {
+                     const std::vector<TensorTuple>& outs, uintptr_t stream) {
   std::vector<plugin::TensorArg> a, b;
   for (const TensorTuple& t : ins) a.push_back(tensorArg(t));
   for (const TensorTuple& t : outs) b.push_back(tensorArg(t));
   plugin::TransferStats st;
   {
     py::gil_scoped_release nogil;
-    check(p.runInto(a, b, &st));
+    check(p.runInto(a, b, &st, reinterpret_cast<void*>(stream)));
   }
   return py::make_tuple(st.imported, st.copied);
 }
+
+constexpr const char* kRunDoc =
+    "Runs on (data_ptr, dtype, shape, strides, memory_kind) tuples; outputs are written in place. "
+    "stream: a native stream handle (torch's current CUDA stream) to queue the run on without "
+    "waiting (needs imports_streams), 0: the device's own stream, waited for. Returns (tensors used "
+    "in place, tensors copied). A training artifact's outputs are the graph's followed by the values "
+    "saved for the backward; a backward's inputs are the saved forward inputs, the saved values and the "
+    "tangents, its outputs the gradients.";
 
 /// The backward half of a training artifact (keeps the artifact alive).
 struct PyBackward {
@@ -229,12 +238,11 @@ PYBIND11_MODULE(_C, m) {
       .def("output_dtypes", [](const PyArtifact& p) { return outputDtypes(*p.a->program); })
       .def(
           "run",
-          [](const PyArtifact& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs) {
-            return runProgram(*p.a->program, ins, outs);
-          },
-          "Runs on (data_ptr, dtype, shape, strides, memory_kind) tuples; outputs are written in "
-          "place. Returns (tensors used in place, tensors copied). A training artifact's outputs are "
-          "the graph's followed by the values saved for the backward.")
+          [](const PyArtifact& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs,
+             uintptr_t stream) { return runProgram(*p.a->program, ins, outs, stream); },
+          py::arg("ins"), py::arg("outs"), py::arg("stream") = 0,
+          kRunDoc)
+      .def_property_readonly("imports_streams", [](const PyArtifact& p) { return p.a->program->importsStreams(); })
       .def_property_readonly(
           "backward",
           [](const std::shared_ptr<PyArtifact>& p) -> py::object {
@@ -270,10 +278,11 @@ PYBIND11_MODULE(_C, m) {
       .def("output_dtypes", [](const PyBackward& p) { return outputDtypes(p.program()); })
       .def(
           "run",
-          [](const PyBackward& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs) {
-            return runProgram(p.program(), ins, outs);
-          },
-          "Inputs: the saved forward inputs, the saved values, the tangents; outputs: the gradients.");
+          [](const PyBackward& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs,
+             uintptr_t stream) { return runProgram(p.program(), ins, outs, stream); },
+          py::arg("ins"), py::arg("outs"), py::arg("stream") = 0,
+          kRunDoc)
+      .def_property_readonly("imports_streams", [](const PyBackward& p) { return p.program().importsStreams(); });
 
   py::class_<PyFunction, std::shared_ptr<PyFunction>>(m, "Function")
       .def(py::init(&makeFunction), py::arg("device"), py::arg("pgraph"), py::arg("dynamic") = "automatic",

@@ -1,5 +1,6 @@
 // A small plugin written with the C++ layer (plugsdk.hpp), built as libplugsdk_cpptest.so for
-// cpp_layer_test.cc: one host device, host-memory buffers, synchronous streams, events, and
+// cpp_layer_test.cc: one host device, host-memory buffers (host memory imports in place),
+// synchronous streams (any native handle imports as one), events, and
 // kernels that compile always and run only when trivial (f32 loads, constants, index
 // values, add/sub/mul, plain stores, no loops); anything else launches as UNIMPLEMENTED.
 // Client options make it fail on purpose: "throw=runtime|bad_alloc|int" (device_count
@@ -17,9 +18,13 @@ namespace sdk = plugsdk::sdk;
 
 struct HostBuffer : sdk::Buffer {
   std::vector<uint8_t> data;
+  uint8_t* borrowed = nullptr;  ///< buffer_import's host memory (then `data` is unused)
+  uint8_t* host() { return borrowed ? borrowed : data.data(); }
 };
 
-struct HostStream : sdk::Stream {};
+struct HostStream : sdk::Stream {
+  void* native = nullptr;  ///< stream_import's handle (work runs when queued, so it only tags)
+};
 
 struct HostEvent : sdk::Event {
   bool recorded = false;
@@ -87,24 +92,38 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
     return b;
   }
 
+  /// Host memory in place (the core's zero-copy path and stream_import's tests use it).
+  sdk::StatusOr<std::unique_ptr<HostBuffer>> importBuffer(uint32_t, uint32_t memoryKind, void* data,
+                                                          uint64_t) override {
+    if (memoryKind != PLUGSDK_MEMORY_HOST) return sdk::unimplemented("cpptest imports host memory only");
+    auto b = std::make_unique<HostBuffer>();
+    b->borrowed = static_cast<uint8_t*>(data);
+    return b;
+  }
+
   sdk::Status copy(const Copy& c) override {
     switch (c.kind) {
-      case PLUGSDK_COPY_HOST_TO_DEVICE: std::memcpy(c.dst->data.data() + c.dstOffset, c.hostSrc, c.bytes); break;
-      case PLUGSDK_COPY_DEVICE_TO_HOST: std::memcpy(c.hostDst, c.src->data.data() + c.srcOffset, c.bytes); break;
+      case PLUGSDK_COPY_HOST_TO_DEVICE: std::memcpy(c.dst->host() + c.dstOffset, c.hostSrc, c.bytes); break;
+      case PLUGSDK_COPY_DEVICE_TO_HOST: std::memcpy(c.hostDst, c.src->host() + c.srcOffset, c.bytes); break;
       case PLUGSDK_COPY_DEVICE_TO_DEVICE:
-        std::memmove(c.dst->data.data() + c.dstOffset, c.src->data.data() + c.srcOffset, c.bytes);
+        std::memmove(c.dst->host() + c.dstOffset, c.src->host() + c.srcOffset, c.bytes);
         break;
     }
     return sdk::Status::ok();
   }
 
   sdk::Status fill(const Fill& f) override {
-    for (uint64_t i = 0; i < f.bytes; ++i) f.buffer.data[f.offset + i] = f.pattern[i % f.patternBytes];
+    for (uint64_t i = 0; i < f.bytes; ++i) f.buffer.host()[f.offset + i] = f.pattern[i % f.patternBytes];
     return sdk::Status::ok();
   }
 
   sdk::StatusOr<std::unique_ptr<HostStream>> createStream(uint32_t) override { return std::make_unique<HostStream>(); }
   sdk::Status synchronizeStream(HostStream&) override { return sdk::Status::ok(); }  // work runs when queued
+  sdk::StatusOr<std::unique_ptr<HostStream>> importStream(uint32_t, void* native) override {
+    auto s = std::make_unique<HostStream>();
+    s->native = native;
+    return s;
+  }
 
   sdk::StatusOr<std::unique_ptr<HostEvent>> createEvent(HostStream*) override { return std::make_unique<HostEvent>(); }
   sdk::Status recordEvent(HostEvent& e, HostStream&) override {
@@ -165,10 +184,10 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
         if (memory) {
           HostBuffer* b = l.buffers[static_cast<size_t>(s.arg)];
           const uint64_t base = l.offsets[static_cast<size_t>(s.arg)];
-          if (index < 0 || base + (static_cast<uint64_t>(index) + 1) * sizeof(float) > b->data.size())
+          if (index < 0 || base + (static_cast<uint64_t>(index) + 1) * sizeof(float) > b->bytes())
             return sdk::outOfRange("kernel " + e.kernelName + ": element " + std::to_string(index) + " of argument " +
                                    std::to_string(s.arg) + " is out of bounds");
-          at = reinterpret_cast<float*>(b->data.data() + base) + index;
+          at = reinterpret_cast<float*>(b->host() + base) + index;
         }
         const size_t r = static_cast<size_t>(s.result);
         switch (s.kind) {

@@ -1,7 +1,8 @@
 /*
  * plugsdk.h -- the stable C ABI between the plugsdk core and backend plugins.
  *
- * ABI 1.2 (1.1 plus mixed-precision prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 and 1.1
+ * ABI 1.2 (1.1 plus stream_import and mixed-precision prims.matmul; 1.1 is 1.0 plus
+ * buffer_import). 1.0 and 1.1
  * are frozen: copies live in sdk/tests/abi_v1_0 and abi_v1_1, and a test checks that every later header
  * keeps their layouts. docs/abi/reference.md documents every field;
  * docs/abi/CHANGELOG.md records each version.
@@ -435,6 +436,21 @@ typedef struct plugsdk_stream_create_args {
   plugsdk_stream_t* out_stream; /* owned by the caller, destroyed with stream_destroy */
 } plugsdk_stream_create_args_t;
 
+/* ABI 1.2. A stream over the caller's own native stream (a CUstream, a Level Zero command
+ * queue or list; what `native` is, is the plugin's to document), so the core's work is ordered
+ * with the caller's work there (torch's current stream) without host waits. Borrowed: the
+ * caller keeps the native stream alive until stream_destroy, which releases the handle only.
+ * A failed kernel CHECK on it is returned by its next stream_synchronize, as on any stream.
+ * A plugin that cannot wrap the native object returns UNIMPLEMENTED. */
+typedef struct plugsdk_stream_import_args {
+  size_t struct_size;
+  void* extension;
+  plugsdk_client_t* client;
+  uint32_t device;
+  void* native;                 /* borrowed */
+  plugsdk_stream_t* out_stream; /* owned by the caller, destroyed with stream_destroy */
+} plugsdk_stream_import_args_t;
+
 typedef struct plugsdk_stream_args {
   size_t struct_size;
   void* extension; /* destroy / synchronize */
@@ -590,6 +606,9 @@ typedef struct plugsdk_api {
   /* ABI 1.1. Optional: NULL (or a table shorter than PLUGSDK_API_SIZE_V1_1) and the core
    * copies tensors in and out instead. */
   plugsdk_error_t* (*buffer_import)(plugsdk_buffer_import_args_t* args);
+  /* ABI 1.2. Optional: NULL (or a shorter table) and the core waits for the caller's stream
+   * instead (the caller synchronizes it before a run; the run synchronizes its own). */
+  plugsdk_error_t* (*stream_import)(plugsdk_stream_import_args_t* args);
 } plugsdk_api_t;
 
 /* The size of the table in ABI 1.0: a core accepts any table at least this large. */
@@ -597,6 +616,8 @@ typedef struct plugsdk_api {
 /* The size of the table in ABI 1.1 (buffer_import). Read a 1.1 entry only from a table this
  * large: a 1.0 plugin's table ends before it. */
 #define PLUGSDK_API_SIZE_V1_1 PLUGSDK_STRUCT_SIZE(plugsdk_api_t, buffer_import)
+/* The size of the table in ABI 1.2 (stream_import). */
+#define PLUGSDK_API_SIZE_V1_2 PLUGSDK_STRUCT_SIZE(plugsdk_api_t, stream_import)
 
 /* ---- the entry point ---------------------------------------------------------------------- */
 

@@ -412,6 +412,13 @@ class Backend : public detail::ClientBase {
     (void)device;
     return unimplemented("stream_create is not implemented");
   }
+  /// stream_import (ABI 1.2): a stream over the caller's native stream (`native`, borrowed:
+  /// destroyStream must not destroy it). The default says UNIMPLEMENTED, and the core waits
+  /// for the caller's stream instead.
+  virtual StatusOr<std::unique_ptr<StreamT>> importStream(uint32_t device, void* native) {
+    (void)device, (void)native;
+    return unimplemented("stream_import is not implemented: runs wait for the caller's stream");
+  }
   /// stream_destroy: the stream is gone after this whatever it returns.
   virtual Status destroyStream(std::unique_ptr<StreamT> stream) {
     (void)stream;
@@ -857,6 +864,21 @@ struct Plugin {
     });
   }
 
+  static plugsdk_error_t* streamImport(plugsdk_stream_import_args_t* a) noexcept {
+    constexpr const char* fn = "stream_import";
+    return guarded(fn, a, PLUGSDK_SIZE_THROUGH(plugsdk_stream_import_args_t, out_stream), [&]() -> Status {
+      B* b = nullptr;
+      PLUGSDK_RETURN_IF_ERROR(client(fn, a->client, &b));
+      PLUGSDK_RETURN_IF_ERROR(device(fn, *b, a->device));
+      if (!a->native) return invalidArgument(std::string(fn) + ": native is NULL");
+      StatusOr<std::unique_ptr<StreamT>> made = b->importStream(a->device, a->native);
+      PLUGSDK_RETURN_IF_ERROR(adopt(fn, *b, made, kStreams));
+      static_cast<Stream&>(**made).device_ = a->device;
+      a->out_stream = toC<plugsdk_stream_t>(made->release());
+      return Status::ok();
+    });
+  }
+
   static plugsdk_error_t* streamDestroy(plugsdk_stream_args_t* a) noexcept {
     constexpr const char* fn = "stream_destroy";
     return guarded(fn, a, PLUGSDK_SIZE_THROUGH(plugsdk_stream_args_t, stream), [&]() -> Status {
@@ -1127,6 +1149,7 @@ struct Plugin {
     t.launch = &launch;
     t.compile_subgraph = B::kTakesSubgraphs ? &compileSubgraph : nullptr;
     t.buffer_import = &bufferImport;
+    t.stream_import = &streamImport;
     return t;
   }
 
