@@ -222,7 +222,25 @@ Result sdpa(Emitter& e, const DecompCall& c) {
     k = e.convert(k, acc);
     v = e.convert(v, acc);
   }
-  V sc = e.matmul(q, e.transpose(k, -2, -1), acc);  // [..., L, S]
+  // The batch dims as one: q, k and v are often views (heads sliced out of one projection)
+  // whose batch strides do not nest, which a strided-batch GEMM would take one matrix at a
+  // time; the reshape copies them only then (a view otherwise).
+  Shape batch(qs.begin(), qs.end() - 2);
+  SymExpr flat(1);
+  for (const SymExpr& d : batch) flat = flat * d;
+  auto flatten = [&](V x) {
+    if (r <= 3 || !x) return x;
+    const Shape& xs = e.shape(x);
+    return e.reshape(x, {flat, xs[r - 2], xs[r - 1]});
+  };
+  auto unflatten = [&](V x) {
+    if (r <= 3 || !x) return x;
+    Shape full = batch;
+    full.push_back(e.shape(x)[1]);
+    full.push_back(e.shape(x)[2]);
+    return e.reshape(x, full);
+  };
+  V sc = unflatten(e.matmul(flatten(q), e.transpose(flatten(k), -2, -1), acc));  // [..., L, S]
   if (!e.ok()) return e.status();
   const Shape scores = e.shape(sc);
   // The default scale 1 / sqrt(E), computed in double as the reference does.
@@ -259,7 +277,7 @@ Result sdpa(Emitter& e, const DecompCall& c) {
     V kept = e.binary("lt", u, e.scalar(keep, DType::kF64));
     p = e.where(kept, e.div(p, e.scalar(keep, acc)), e.scalar(0.0, acc));
   }
-  V o = mixed ? e.matmul(e.convert(p, out), v) : e.matmul(p, v);
+  V o = unflatten(mixed ? e.matmul(flatten(e.convert(p, out)), flatten(v)) : e.matmul(flatten(p), flatten(v)));
   return e.done({e.convert(o, c.outType(0).dtype), e.convert(lse, c.outType(1).dtype)});
 }
 
