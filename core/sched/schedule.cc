@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <optional>
+#include <unordered_set>
+#include <vector>
 
 #include "core/ir/op_registry.h"
 #include "core/prims/prims.h"
@@ -111,6 +114,27 @@ int64_t inlineCost(const State& st, const ir::Value* v, std::unordered_map<const
   return c;
 }
 
+/// Whether `v`, inlined, reads more than `limit` distinct large tensors (roots or graph
+/// inputs with at least 1/16 of `v`'s elements; unknown sizes count as large).
+bool readsMany(const State& st, const ir::Value* v, int64_t limit) {
+  const std::optional<int64_t> n = v->type().numel().constant();
+  std::unordered_set<const ir::Value*> seen, large;
+  std::vector<const ir::Value*> stack{v};
+  while (!stack.empty() && static_cast<int64_t>(large.size()) <= limit) {
+    const ir::Value* x = stack.back();
+    stack.pop_back();
+    if (!seen.insert(x).second) continue;
+    if (x != v && (!x->producer() || st.isRoot(x))) {
+      const std::optional<int64_t> m = x->type().numel().constant();
+      if (!n || !m || *m * 16 >= *n) large.insert(x);
+      continue;
+    }
+    for (const ir::Value* in : x->producer()->inputs())
+      if (in) stack.push_back(in);
+  }
+  return static_cast<int64_t>(large.size()) > limit;
+}
+
 Status chooseRoots(State& st) {
   const FusionCaps& caps = st.options.caps;
   std::unordered_map<const ir::Value*, RootKind> kinds;
@@ -175,9 +199,15 @@ Status chooseRoots(State& st) {
   std::unordered_map<const ir::Value*, int64_t> memo;
   for (const auto& n : st.graph.nodes())
     for (const ir::Value* o : n->outputs())
-      if (!kinds.count(o) && uses[o] > 1 && !isView(n->op()) &&
-          inlineCost(st, o, memo, caps.maxRecompute) > caps.maxRecompute)
-        kinds[o] = RootKind::kElementwise;
+      if (!kinds.count(o) && uses[o] > 1 && !isView(n->op())) {
+        if (inlineCost(st, o, memo, caps.maxRecompute) > caps.maxRecompute) {
+          kinds[o] = RootKind::kElementwise;
+        } else if (readsMany(st, o, caps.maxRecomputeReads)) {
+          kinds[o] = RootKind::kElementwise;
+          commit();  // later values (in graph order) read it as a root
+          memo.clear();
+        }
+      }
   commit();
   // A reduction that reads a computed value through windows (pooling: pad, as_strided,
   // reshape) reads each of its elements several times: inlined, the computation would run

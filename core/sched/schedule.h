@@ -23,6 +23,10 @@ struct FusionCaps {
   /// Elementwise values used more than once are recomputed by each consumer up to this many
   /// statements; bigger ones are materialized once.
   int64_t maxRecompute = 64;
+  /// ...and up to this many distinct large tensors read (roots and inputs of at least 1/16 of
+  /// the value's elements; broadcast parameters do not count): recomputing a residual sum
+  /// re-reads every branch it adds, so chains of them are materialized along the way.
+  int64_t maxRecomputeReads = 2;
 };
 
 struct ScheduleOptions {

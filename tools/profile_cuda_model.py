@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Where one model's time goes under plugsdk (or inductor) on the GPU machine: the kernels
+of N calls as torch's profiler (CUPTI) sees them -- every launch in the process, the cuda
+plugin's and cuBLASLt's included -- grouped by name, with the GPU busy time against the wall
+time of the calls (the gap is host time the GPU waited for). Run through
+tools/device_cuda_python.sh:
+
+    bash tools/device_cuda_python.sh python3 tools/profile_cuda_model.py vit_b_16 [plugsdk|inductor]
+"""
+import collections
+import sys
+import time
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+import plugsdk  # noqa: F401  (registers backend="plugsdk")
+from bench_cuda_models import models
+
+N = 10
+
+
+def main():
+    name = sys.argv[1] if len(sys.argv) > 1 else "vit_b_16"
+    backend = sys.argv[2] if len(sys.argv) > 2 else "plugsdk"
+    torch.manual_seed(0)
+    model, args = models()[name]()
+    model = model.cuda().eval()
+    args = tuple(a.cuda() for a in args)
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        c = torch.compile(model, backend="plugsdk", options={"device": "cuda"}) if backend == "plugsdk" \
+            else torch.compile(model)
+        for _ in range(3):
+            c(*args)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as prof:
+            t0 = time.perf_counter()
+            for _ in range(N):
+                c(*args)
+            torch.cuda.synchronize()
+            wall = (time.perf_counter() - t0) / N
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    by = collections.defaultdict(lambda: [0, 0.0])
+    for e in kernels:
+        by[e.name][0] += 1
+        by[e.name][1] += e.device_time
+    busy = sum(t for _, t in by.values()) / N / 1000
+    print(f"{name} on {backend}: wall {wall * 1000:.2f} ms per call, GPU busy {busy:.2f} ms "
+          f"({len(kernels) / N:.0f} kernels per call)")
+    print(f"{'kernel':70s} {'per call':>8s} {'ms/call':>8s} {'us each':>8s}")
+    for k, (n, t) in sorted(by.items(), key=lambda kv: -kv[1][1])[:30]:
+        print(f"{k[:70]:70s} {n / N:8.1f} {t / N / 1000:8.3f} {t / n:8.1f}")
+
+
+if __name__ == "__main__":
+    main()
