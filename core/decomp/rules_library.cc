@@ -202,6 +202,15 @@ Result convolution(Emitter& e, const DecompCall& c) {
   return one(e, e.convert(directConvolution(e, x, w, ones, dilation, outSpatial), out));
 }
 
+/// `x` with `n` zeros appended along `dim` (as is when n is 0).
+V padDim(Emitter& e, V x, int64_t dim, const SymExpr& n) {
+  if (!x || n.isZero()) return x;
+  const size_t r = e.shape(x).size();
+  std::vector<SymExpr> low(r, SymExpr(0)), high(r, SymExpr(0));
+  high[static_cast<size_t>(e.wrapDim(dim, static_cast<int64_t>(r)))] = n;
+  return e.pad(x, low, high, Attribute::fromFloat(0.0));
+}
+
 /// softmax(scale * q k^T + mask) v with the reference's safe softmax: a row whose scores are
 /// all -inf gives zeros and a logsumexp of 0; dropout keeps weight (..., l, s) where the
 /// f64 counter-based uniform at its row-major position is below 1 - p.
@@ -240,7 +249,20 @@ Result sdpa(Emitter& e, const DecompCall& c) {
     full.push_back(e.shape(x)[2]);
     return e.reshape(x, full);
   };
-  V sc = unflatten(e.matmul(flatten(q), e.transpose(flatten(k), -2, -1), acc));  // [..., L, S]
+  // With matmul kept, keys padded with zero rows to a multiple of 8: the scores' and the
+  // weights' rows then start 16-byte aligned, which GEMM libraries need for their fast
+  // kernels (S = 197 gave 4-byte rows). The padded scores are sliced off before the softmax
+  // and the weights padded with zeros again for the product with v.
+  const int64_t align = 8;
+  const SymExpr padS =
+      mixed && s.isConstant() && *s.constant() % align != 0 ? SymExpr(align - *s.constant() % align) : SymExpr(0);
+  auto padKeys = [&](V x) {  // [B, S, E] -> [B, S + padS, E]; [B, L, S] -> [B, L, S + padS] for dim -1
+    if (padS.isZero() || !x) return x;
+    return padDim(e, x, -2, padS);
+  };
+  V scPadded = e.matmul(flatten(q), e.transpose(padKeys(flatten(k)), -2, -1), acc);
+  if (!padS.isZero()) scPadded = e.sliceDim(scPadded, -1, SymExpr(0), s);
+  V sc = unflatten(scPadded);  // [..., L, S]
   if (!e.ok()) return e.status();
   const Shape scores = e.shape(sc);
   // The default scale 1 / sqrt(E), computed in double as the reference does.
@@ -277,7 +299,8 @@ Result sdpa(Emitter& e, const DecompCall& c) {
     V kept = e.binary("lt", u, e.scalar(keep, DType::kF64));
     p = e.where(kept, e.div(p, e.scalar(keep, acc)), e.scalar(0.0, acc));
   }
-  V o = unflatten(mixed ? e.matmul(flatten(e.convert(p, out)), flatten(v)) : e.matmul(flatten(p), flatten(v)));
+  V o = unflatten(mixed ? e.matmul(padDim(e, flatten(e.convert(p, out)), -1, padS), padKeys(flatten(v)))
+                        : e.matmul(flatten(p), flatten(v)));
   return e.done({e.convert(o, c.outType(0).dtype), e.convert(lse, c.outType(1).dtype)});
 }
 

@@ -87,3 +87,9 @@ sdpa(T("f64", [2, 4, 3]), T("f64", [2, 5, 3]), T("f64", [2, 5, 3]), mask=T("f64"
 sdpa(T("f64", [2, 4, 3]), T("f64", [2, 5, 3]), T("f64", [2, 5, 2]), dropout_p=0.4, seed=11, id="dropout")
 sdpa(T("f32", [2, 4, 8]), T("f32", [2, 6, 8]), T("f32", [2, 6, 8]), id="f32", **F32)
 sdpa(T("f16", [1, 4, 8]), T("f16", [1, 4, 8]), T("f16", [1, 4, 8]), causal=True, id="f16", **F16)
+# Half precision with heads (batch dims flattened), a mask and S = 5, 6 (keys padded to 8 where
+# matmul is kept with an f32 result).
+sdpa(T("f16", [2, 3, 5, 8]), T("f16", [2, 3, 6, 8]), T("f16", [2, 3, 6, 4]), mask=T("bool", [2, 3, 5, 6]),
+     id="f16_heads_bool_mask", **F16)
+sdpa(T("f16", [2, 2, 3, 8]), T("f16", [2, 2, 5, 8]), T("f16", [2, 2, 5, 8]), mask=T("f16", [2, 2, 3, 5]),
+     id="f16_heads_float_mask", **F16)
