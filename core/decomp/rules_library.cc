@@ -208,7 +208,11 @@ V padDim(Emitter& e, V x, int64_t dim, const SymExpr& n) {
   const size_t r = e.shape(x).size();
   std::vector<SymExpr> low(r, SymExpr(0)), high(r, SymExpr(0));
   high[static_cast<size_t>(e.wrapDim(dim, static_cast<int64_t>(r)))] = n;
-  return e.pad(x, low, high, Attribute::fromFloat(0.0));
+  const DType t = e.dtype(x);
+  return e.pad(x, low, high,
+               ir::isFloating(t)   ? Attribute::fromFloat(0.0)
+               : t == DType::kBool ? Attribute::fromBool(false)
+                                   : Attribute::fromInt(0));
 }
 
 /// softmax(scale * q k^T + mask) v with the reference's safe softmax: a row whose scores are
@@ -251,20 +255,21 @@ Result sdpa(Emitter& e, const DecompCall& c) {
   };
   // With matmul kept, keys padded with zero rows to a multiple of 8: the scores' and the
   // weights' rows then start 16-byte aligned, which GEMM libraries need for their fast
-  // kernels (S = 197 gave 4-byte rows). The padded scores are sliced off before the softmax
-  // and the weights padded with zeros again for the product with v.
+  // kernels (S = 197 gave 4-byte rows). The padded keys' scores are masked to -inf, so the
+  // softmax, its logsumexp and the weights (0 there) run over the padded rows in one kernel.
+  // Not with dropout: its generator is indexed by positions in the unpadded [..., L, S].
   const int64_t align = 8;
-  const SymExpr padS =
-      mixed && s.isConstant() && *s.constant() % align != 0 ? SymExpr(align - *s.constant() % align) : SymExpr(0);
-  auto padKeys = [&](V x) {  // [B, S, E] -> [B, S + padS, E]; [B, L, S] -> [B, L, S + padS] for dim -1
-    if (padS.isZero() || !x) return x;
-    return padDim(e, x, -2, padS);
-  };
-  V scPadded = e.matmul(flatten(q), e.transpose(padKeys(flatten(k)), -2, -1), acc);
-  if (!padS.isZero()) scPadded = e.sliceDim(scPadded, -1, SymExpr(0), s);
-  V sc = unflatten(scPadded);  // [..., L, S]
+  const double dropout = c.getFloat("dropout_p");
+  const SymExpr padS = mixed && dropout == 0 && s.isConstant() && *s.constant() % align != 0
+                           ? SymExpr(align - *s.constant() % align)
+                           : SymExpr(0);
+  const SymExpr sp = s + padS;
+  auto padKeys = [&](V x) { return padDim(e, x, -2, padS); };  // [B, S, E] -> [B, S + padS, E]
+  V sc = unflatten(e.matmul(flatten(q), e.transpose(padKeys(flatten(k)), -2, -1), acc));  // [..., L, S + padS]
   if (!e.ok()) return e.status();
   const Shape scores = e.shape(sc);
+  Shape unpadded = scores;
+  unpadded.back() = s;
   // The default scale 1 / sqrt(E), computed in double as the reference does.
   const SymExpr& emb = qs[r - 1];
   if (c.isNone("scale") && !emb.isConstant())
@@ -273,12 +278,18 @@ Result sdpa(Emitter& e, const DecompCall& c) {
   V scaleV = e.scalar(scaleValue, acc);
   sc = e.mul(sc, scaleV);
   const V negInf = e.scalar(-std::numeric_limits<double>::infinity(), acc);
+  if (!padS.isZero()) {
+    V padded = e.binary("ge", e.broadcastInDim(e.iota(sp), scores, {static_cast<int64_t>(r) - 1}),
+                        e.scalar(static_cast<double>(*s.constant()), DType::kI64));
+    sc = e.where(padded, negInf, sc);
+  }
   if (c.getBool("is_causal")) {
-    V above = e.binary("gt", e.broadcastInDim(e.iota(s), {l, s}, {1}), e.broadcastInDim(e.iota(l), {l, s}, {0}));
+    V above = e.binary("gt", e.broadcastInDim(e.iota(sp), {l, sp}, {1}), e.broadcastInDim(e.iota(l), {l, sp}, {0}));
     sc = e.where(above, negInf, sc);
   }
   if (mask) {
-    mask = e.broadcastTo(mask, scores);
+    mask = e.broadcastTo(mask, unpadded);
+    if (!padS.isZero()) mask = padDim(e, mask, -1, padS);  // the padded keys are -inf already: any value works
     sc = e.dtype(mask) == DType::kBool ? e.where(mask, sc, negInf) : e.add(sc, e.convert(mask, acc));
   }
   V mx = e.amax(sc, {-1}, true);
@@ -288,7 +299,6 @@ Result sdpa(Emitter& e, const DecompCall& c) {
   V sum = e.sum(ex, {-1}, true);
   V p = e.where(e.broadcastTo(allMasked, scores), e.scalar(0.0, acc), e.div(ex, sum));
   V lse = e.squeezeDims(e.where(allMasked, e.scalar(0.0, acc), e.add(e.unary("log", sum), shift)), {-1});
-  const double dropout = c.getFloat("dropout_p");
   if (dropout > 0) {
     const double keep = 1.0 - dropout;
     std::vector<SymExpr> shape(scores.begin(), scores.end());
@@ -299,8 +309,7 @@ Result sdpa(Emitter& e, const DecompCall& c) {
     V kept = e.binary("lt", u, e.scalar(keep, DType::kF64));
     p = e.where(kept, e.div(p, e.scalar(keep, acc)), e.scalar(0.0, acc));
   }
-  V o = unflatten(mixed ? e.matmul(padDim(e, flatten(e.convert(p, out)), -1, padS), padKeys(flatten(v)))
-                        : e.matmul(flatten(p), flatten(v)));
+  V o = unflatten(mixed ? e.matmul(flatten(e.convert(p, out)), padKeys(flatten(v))) : e.matmul(flatten(p), flatten(v)));
   return e.done({e.convert(o, c.outType(0).dtype), e.convert(lse, c.outType(1).dtype)});
 }
 
