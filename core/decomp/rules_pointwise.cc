@@ -182,18 +182,20 @@ Result clampTensor(Emitter& e, const DecompCall& c) {
   return one(e, e.broadcastTo(clampBounds(e, x, lo, hi), c.outType().shape));
 }
 
+/// In f32 for f16/bf16 and rounded once, as torch's kernels compute it (every op rounded to
+/// bf16 was both less exact and slower: bf16 arithmetic is emulated through f32).
 Result gelu(Emitter& e, const DecompCall& c) {
-  const DType dt = c.outType().dtype;
+  const DType out = c.outType().dtype, dt = opmath(out);
   V x = e.convert(c.input(0), dt);
   V half = e.scalar(0.5, dt), onev = e.scalar(1.0, dt);
   if (c.getString("approximate") == "tanh") {
     const double kBeta = std::numbers::sqrt2 * (2.0 * std::numbers::inv_sqrtpi) * 0.5, kKappa = 0.044715;
     V kx3 = e.mul(e.mul(e.mul(e.scalar(kKappa, dt), x), x), x);  // kappa * x * x * x, left to right
     V inner = e.mul(e.scalar(kBeta, dt), e.add(x, kx3));
-    return one(e, e.mul(e.mul(half, x), e.add(onev, e.unary("tanh", inner))));
+    return one(e, e.convert(e.mul(e.mul(half, x), e.add(onev, e.unary("tanh", inner))), out));
   }
   V erf = e.unary("erf", e.mul(x, e.scalar(std::numbers::sqrt2 / 2.0, dt)));
-  return one(e, e.mul(e.mul(x, half), e.add(onev, erf)));
+  return one(e, e.convert(e.mul(e.mul(x, half), e.add(onev, erf)), out));
 }
 
 Result hardtanh(Emitter& e, const DecompCall& c) {

@@ -35,7 +35,9 @@ llvm::Value* shuffleXor(llvm::IRBuilder<>& b, llvm::Value* activeMask, llvm::Val
 }  // namespace
 
 llvm::Value* BlockGroup::threadIndex(llvm::IRBuilder<>& b) const {
-  return b.CreateZExt(b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {}), b.getInt64Ty(), "tid");
+  llvm::Value* tid = b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {});
+  if (perWarp_) tid = b.CreateAnd(tid, kWarpSize - 1);
+  return b.CreateZExt(tid, b.getInt64Ty(), "tid");
 }
 
 std::vector<llvm::Value*> BlockGroup::allReduce(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& fields,

@@ -1,5 +1,5 @@
 // The CUDA block as the lowering's thread group (backends/llvm_lowering/thread_group.h):
-// thread indices from %tid.x, combines by butterfly shuffles within each warp
+// thread indices from %tid.x (or its lane, for a warp-sized group), combines by butterfly shuffles within each warp
 // (shfl.sync.bfly over the warp's active lanes) and then across warps through shared memory
 // (one slot per warp per field, read back in warp order by every thread, so every thread
 // holds the same bits); split reductions across the blocks of one grid point through global
@@ -27,13 +27,14 @@ constexpr uint32_t kSplitsPerThread = 4;
 
 class BlockGroup final : public lowering::ThreadGroup {
  public:
-  /// `threads`: a power of two in [32, 1024].
-  explicit BlockGroup(uint32_t threads) : threads_(threads) {}
+  /// `threads`: a power of two in [32, 1024]. `perWarp`: the group is one warp of a block
+  /// that runs several programs, one per warp (threads must be 32; no split reductions).
+  explicit BlockGroup(uint32_t threads, bool perWarp = false) : threads_(threads), perWarp_(perWarp) {}
   uint32_t size() const override { return threads_; }
   llvm::Value* threadIndex(llvm::IRBuilder<>& b) const override;
   std::vector<llvm::Value*> allReduce(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& fields,
                                       const Combine& combine) const override;
-  bool canSplit() const override { return true; }
+  bool canSplit() const override { return !perWarp_; }
   llvm::Value* splitIndex(llvm::IRBuilder<>& b) const override;
   llvm::Value* splitCount(llvm::IRBuilder<>& b) const override;
   std::vector<llvm::Value*> combineSplits(llvm::IRBuilder<>& b, const std::vector<llvm::Value*>& fields,
@@ -42,6 +43,7 @@ class BlockGroup final : public lowering::ThreadGroup {
 
  private:
   uint32_t threads_;
+  bool perWarp_;
 };
 
 }  // namespace plugsdk::cuda

@@ -79,13 +79,17 @@ void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::stri
   switch (mapping.kind) {
     case ThreadMapping::Kind::kPointPerThread:
     case ThreadMapping::Kind::kBlockPerPoint: {
-      llvm::Value* point = mapping.kind == ThreadMapping::Kind::kBlockPerPoint
+      const bool perBlock = mapping.kind == ThreadMapping::Kind::kBlockPerPoint;
+      const bool perWarp = perBlock && mapping.pointsPerBlock > 1;
+      llvm::Value* point = perWarp ? b.CreateAdd(b.CreateMul(block, b.getInt64(mapping.pointsPerBlock)),
+                                                 b.CreateLShr(thread, b.getInt64(5)), "point")
+                           : perBlock
                                ? block
                                : b.CreateAdd(b.CreateMul(block, b.getInt64(mapping.blockThreads)), thread, "point");
       // Every thread of a block-per-point program reaches the entry (it synchronizes the
-      // block), and every block launched is a point.
-      inRange = mapping.kind == ThreadMapping::Kind::kBlockPerPoint ? b.getTrue()
-                                                                    : b.CreateICmpULT(point, b.CreateMul(outer, inner));
+      // block), and every block launched is a point; a warp-per-point program's warps past
+      // the last point leave (they share no barrier with the others).
+      inRange = perBlock && !perWarp ? b.getTrue() : b.CreateICmpULT(point, b.CreateMul(outer, inner));
       o = b.CreateUDiv(point, inner);
       lo = b.CreateURem(point, inner);
       hi = b.CreateAdd(lo, b.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);

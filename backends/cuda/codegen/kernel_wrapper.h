@@ -35,6 +35,9 @@ struct ThreadMapping {
   enum class Kind { kPointPerThread, kLanesPerThread, kBlockPerPoint } kind = Kind::kPointPerThread;
   uint32_t lanes = 1;  ///< kLanesPerThread: inner points per thread
   uint32_t blockThreads = kBlockThreads;
+  /// kBlockPerPoint: points per block, one per warp when > 1 (short loops: a warp's
+  /// shuffles combine them, several rows share a block).
+  uint32_t pointsPerBlock = 1;
   /// Blocks that should fit on one multiprocessor at once (0: ptxas decides): bounds the
   /// registers per thread (8 blocks of 256 threads: 32), for occupancy.
   uint32_t minBlocksPerSm = 0;

@@ -91,7 +91,7 @@ sdk::Status launchKernel(const LoadedKernel& k, const std::vector<CUdeviceptr>& 
   switch (map.kind) {
     case ThreadMapping::Kind::kPointPerThread: blocks = (points + map.blockThreads - 1) / map.blockThreads; break;
     case ThreadMapping::Kind::kBlockPerPoint: {
-      blocks = points;
+      blocks = (points + map.pointsPerBlock - 1) / map.pointsPerBlock;
       splits = splitCount(k, pool, symbols, points);
       break;
     }

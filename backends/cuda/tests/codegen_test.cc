@@ -188,8 +188,15 @@ TEST(CudaCodegen, RowReductionsCombineAcrossTheBlock) {
   sdk::StatusOr<PtxKernel> soft = ptxOf(kSoftmax, PtxOptions{3, "", false});  // exp: the polynomial
   ASSERT_TRUE(soft.isOk()) << soft.status().message();
   EXPECT_EQ(soft->mapping.kind, ThreadMapping::Kind::kBlockPerPoint);
-  EXPECT_EQ(soft->mapping.blockThreads, 32u);  // 128 wide: one warp, no shared memory
+  // 128 wide: a warp per row, 4 rows per block; no shared memory, no block barrier, and the
+  // lanes' index within their warp.
+  EXPECT_EQ(soft->mapping.pointsPerBlock, 4u);
+  EXPECT_EQ(soft->mapping.blockThreads, 128u);
   EXPECT_FALSE(soft->mapping.splittable);
+  EXPECT_EQ(count(soft->ptx, "bar.sync"), 0u) << soft->ptx;
+  EXPECT_EQ(count(soft->ptx, ".shared"), 0u) << soft->ptx;
+  EXPECT_GE(count(soft->ptx, "shfl.sync.bfly"), 5u) << soft->ptx;
+  EXPECT_GE(count(soft->ptx, "and.b32"), 1u) << soft->ptx;
 }
 
 // A row that fits the block's registers is read from memory once: the rounds of a 4096-wide
