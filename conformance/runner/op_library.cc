@@ -119,8 +119,9 @@ void addMatmul(Suite& s) {
         const std::string mixedPrefix = "matmul." + dt(t) + "_to_f32." + m.name;
         addCase(s, mixedPrefix + "_exact",
                 libraryCase(t, {{"a", a}, {"b", b}}, mixed, "%y", exactDotFill(DType::kF32, m.k), exact()));
-        addCase(s, mixedPrefix,
-                libraryCase(t, {{"a", a}, {"b", b}}, mixed, "%y", Fill::normal(), absBound(static_cast<double>(m.k + 1))));
+        addCase(
+            s, mixedPrefix,
+            libraryCase(t, {{"a", a}, {"b", b}}, mixed, "%y", Fill::normal(), absBound(static_cast<double>(m.k + 1))));
       }
     }
   }

@@ -49,8 +49,8 @@ struct TensorArg {
 
 /// How a runInto moved its tensors (tests and logs).
 struct TransferStats {
-  int imported = 0;  ///< tensors used in place (buffer_import)
-  int copied = 0;    ///< tensors copied in or out
+  int imported = 0;    ///< tensors used in place (buffer_import)
+  int copied = 0;      ///< tensors copied in or out
   bool waited = true;  ///< the run returned after its work completed (false: queued on the caller's stream)
 };
 
@@ -74,7 +74,7 @@ class DeviceProgram {
   /// on every dim of size > 1; outputs: contiguous); otherwise it is copied, so any strides
   /// work. Thread-safe like run().
   ///
-  /// `nativeStream` (a device's native stream, e.g. torch's current CUDA stream): the launches
+  /// `nativeStream` (a device's native stream, e.g. torch's current stream): the launches
   /// are queued on it (stream_import, ABI 1.2) behind the caller's own work there, and the
   /// run returns without waiting unless a kernel can fail at run time (Kernel::mayFail: a
   /// CHECK, an integer division) or an output is copied back; the caller orders later work
@@ -98,7 +98,7 @@ class DeviceProgram {
   const Device& device_;
   sched::Program program_;
   std::vector<std::unique_ptr<Executable>> steps_;  ///< one per program step
-  bool mayFail_ = false;  ///< some kernel can end a run in an error (Kernel::mayFail)
+  bool mayFail_ = false;                            ///< some kernel can end a run in an error (Kernel::mayFail)
   mutable DeviceBuffer arena_;  ///< runInto's temporaries, kept from run to run (under the device lock)
 };
 

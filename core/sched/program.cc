@@ -85,15 +85,11 @@ std::string printProgram(const Program& p) {
       out += ") -> (";
       for (size_t i = 0; i < s.call.outputs.size(); ++i) out += (i ? ", " : "") + viewText(p, s.call.outputs[i]);
       out += ")";
-      if (!s.call.attrs.empty()) {
-        out += " {";
-        bool first = true;
-        for (const auto& [k, v] : s.call.attrs) {
-          out += (first ? "" : ", ") + k + " = " + v.toString();
-          first = false;
-        }
-        out += "}";
-      }
+      // Attributes that are none (their default: prims.matmul's dtype) are left out.
+      std::string attrs;
+      for (const auto& [k, v] : s.call.attrs)
+        if (!v.isNone()) attrs += (attrs.empty() ? "" : ", ") + k + " = " + v.toString();
+      if (!attrs.empty()) out += " {" + attrs + "}";
       if (s.call.epilogue >= 0) {
         out += " epilogue @" + p.kernels[static_cast<size_t>(s.call.epilogue)].name + "(";
         for (size_t i = 0; i < s.call.epilogueArgs.size(); ++i)

@@ -240,8 +240,7 @@ PYBIND11_MODULE(_C, m) {
           "run",
           [](const PyArtifact& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs,
              uintptr_t stream) { return runProgram(*p.a->program, ins, outs, stream); },
-          py::arg("ins"), py::arg("outs"), py::arg("stream") = 0,
-          kRunDoc)
+          py::arg("ins"), py::arg("outs"), py::arg("stream") = 0, kRunDoc)
       .def_property_readonly("imports_streams", [](const PyArtifact& p) { return p.a->program->importsStreams(); })
       .def_property_readonly(
           "backward",
@@ -280,8 +279,7 @@ PYBIND11_MODULE(_C, m) {
           "run",
           [](const PyBackward& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs,
              uintptr_t stream) { return runProgram(p.program(), ins, outs, stream); },
-          py::arg("ins"), py::arg("outs"), py::arg("stream") = 0,
-          kRunDoc)
+          py::arg("ins"), py::arg("outs"), py::arg("stream") = 0, kRunDoc)
       .def_property_readonly("imports_streams", [](const PyBackward& p) { return p.program().importsStreams(); });
 
   py::class_<PyFunction, std::shared_ptr<PyFunction>>(m, "Function")
