@@ -13,6 +13,7 @@
 #include "core/ir/op_registry.h"
 #include "core/prims/prims.h"
 #include "core/sched/index_math.h"
+#include "core/sched/index_ranges.h"
 #include "core/sched/inline_emitter.h"
 #include "core/sched/memory_plan.h"
 #include "core/sched/sched_internal.h"
@@ -461,6 +462,7 @@ StatusOr<Program> schedule(const ir::Context& ctx, const ir::Graph& prims, const
   RETURN_IF_ERROR(formGroups(st));
   RETURN_IF_ERROR(assignBuffers(st));
   RETURN_IF_ERROR(emitSteps(st));
+  for (kernel::Kernel& k : st.program.kernels) simplifyKernelIndices(k);
   MemoryPlanStats plan;
   RETURN_IF_ERROR(planMemory(st.program, options.planMemory, ctx.assumptions, &plan));
   if (stats) {
