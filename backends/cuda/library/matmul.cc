@@ -70,8 +70,7 @@ int ltType(uint32_t dtype) {
 /// The call's attributes: none, or ABI 1.2's result dtype (which the output descriptor holds).
 sdk::Status checkAttributes(const std::string& text, uint32_t outDtype) {
   if (text.empty() || text == "{}") return sdk::Status::ok();
-  const std::string want = std::string("dtype = ") + (outDtype == PLUGSDK_DTYPE_F32 ? "f32" : "?");
-  if (text == want) return sdk::Status::ok();
+  if (text == "dtype = f32" && outDtype == PLUGSDK_DTYPE_F32) return sdk::Status::ok();
   return sdk::unimplemented("prims.matmul with attributes " + text);
 }
 
