@@ -12,9 +12,11 @@ namespace plugsdk::lowering {
 namespace {
 
 /// The compile-time coefficient of one variable in an index program, if it is affine in it
-/// (constants multiply it; anything else that could multiply it makes it non-affine).
+/// (constants multiply it; anything else that could multiply it makes it non-affine). A
+/// loaded value is non-affine unless `invariant` marks it as not varying with the variable
+/// (coefficient 0): a gather's row `768 * %id + r0` is contiguous along the loop's r0.
 std::optional<int64_t> staticStride(sdk::Span<const plugsdk_index_insn_t> pool, plugsdk_index_expr_t e,
-                                    uint32_t varKind, int64_t var) {
+                                    uint32_t varKind, int64_t var, const std::vector<bool>* invariant = nullptr) {
   struct Abs {
     bool affine = true, isConst = false;
     int64_t c = 0, coeff = 0;
@@ -31,7 +33,10 @@ std::optional<int64_t> staticStride(sdk::Span<const plugsdk_index_insn_t> pool, 
       case PLUGSDK_INDEX_GRID_VAR:
       case PLUGSDK_INDEX_LOOP_VAR: x.coeff = (in.op == varKind && in.operand == var) ? 1 : 0; break;
       case PLUGSDK_INDEX_SYMBOL: break;
-      case PLUGSDK_INDEX_VALUE: x.affine = false; break;
+      case PLUGSDK_INDEX_VALUE:
+        x.affine = invariant && in.operand >= 0 && static_cast<size_t>(in.operand) < invariant->size() &&
+                   (*invariant)[static_cast<size_t>(in.operand)];
+        break;
       default: {
         if (st.size() < 2) return std::nullopt;
         Abs bb = st.back();
@@ -67,6 +72,42 @@ std::optional<int64_t> staticStride(sdk::Span<const plugsdk_index_insn_t> pool, 
   return st[0].coeff;
 }
 
+/// The values that do not vary with the variables of the loop at `loop`: every value
+/// defined outside its body, and in it the loads, index values and scalar ops whose
+/// operands (and index) do not read a loop variable or a varying value.
+std::vector<bool> loopInvariantValues(const sdk::KernelView& k, size_t loop) {
+  const plugsdk_stmt_t& l = k.stmt(loop);
+  std::vector<bool> inv(k.numValues(), true);
+  auto indexInvariant = [&](plugsdk_index_expr_t e) {
+    for (int64_t v = 0; v < static_cast<int64_t>(l.num_loop_sizes); ++v)
+      if (staticStride(k.indexPool(), e, PLUGSDK_INDEX_LOOP_VAR, v, &inv) != std::optional<int64_t>(0)) return false;
+    return true;
+  };
+  auto operandsInvariant = [&](const plugsdk_stmt_t& t) {
+    for (uint32_t o = 0; o < t.num_operands && o < 3; ++o)
+      if (t.operands[o] < 0 || static_cast<size_t>(t.operands[o]) >= inv.size() ||
+          !inv[static_cast<size_t>(t.operands[o])])
+        return false;
+    return true;
+  };
+  for (size_t j = loop + 1; j <= loop + l.body_count; ++j) {
+    const plugsdk_stmt_t& t = k.stmt(j);
+    if (t.result < 0 || static_cast<size_t>(t.result) >= inv.size()) continue;
+    bool invariant = false;
+    switch (t.kind) {
+      case PLUGSDK_STMT_CONST: invariant = true; break;
+      case PLUGSDK_STMT_LOAD: invariant = indexInvariant(t.index) && operandsInvariant(t); break;  // mask
+      case PLUGSDK_STMT_INDEX: invariant = indexInvariant(t.index); break;
+      case PLUGSDK_STMT_SCALAR:
+      case PLUGSDK_STMT_WHERE:
+      case PLUGSDK_STMT_CAST: invariant = operandsInvariant(t); break;
+      default: break;  // a reduce, a random number: varying
+    }
+    inv[static_cast<size_t>(t.result)] = invariant;
+  }
+  return inv;
+}
+
 }  // namespace
 
 const char* modeName(VectorMode m) {
@@ -80,21 +121,27 @@ const char* modeName(VectorMode m) {
 
 VectorMode chooseMode(const sdk::KernelView& k, const Target& target) {
   if (target.f32Lanes == 1) return VectorMode::kScalar;
-  // Accesses inside loops vote: contiguous along the grid's last dim, or along the loop's last var.
+  // Accesses inside loops vote: contiguous along the grid's last dim, or along the loop's last
+  // var. An access that does not vary along the loop (a gather's id: once per point, not per
+  // iteration) does not vote; a gather's row at that id (`768 * %id + r0`) votes for the loop.
   int gridVotes = 0, loopVotes = 0;
   bool hasLoop = false;
   for (size_t i = 0; i < k.numStmts(); ++i) {
     const plugsdk_stmt_t& s = k.stmt(i);
     if (s.kind != PLUGSDK_STMT_LOOP) continue;
     hasLoop = true;
+    const std::vector<bool> invariant = loopInvariantValues(k, i);
     for (size_t j = i + 1; j <= i + s.body_count; ++j) {
       const plugsdk_stmt_t& t = k.stmt(j);
       if (t.kind != PLUGSDK_STMT_LOAD && t.kind != PLUGSDK_STMT_STORE) continue;
+      if (t.result >= 0 && static_cast<size_t>(t.result) < invariant.size() && invariant[static_cast<size_t>(t.result)])
+        continue;
       if (k.numGrid() > 0 && staticStride(k.indexPool(), t.index, PLUGSDK_INDEX_GRID_VAR,
                                           static_cast<int64_t>(k.numGrid()) - 1) == std::optional<int64_t>(1))
         ++gridVotes;
-      if (s.num_loop_sizes > 0 && staticStride(k.indexPool(), t.index, PLUGSDK_INDEX_LOOP_VAR,
-                                               static_cast<int64_t>(s.num_loop_sizes) - 1) == std::optional<int64_t>(1))
+      if (s.num_loop_sizes > 0 &&
+          staticStride(k.indexPool(), t.index, PLUGSDK_INDEX_LOOP_VAR, static_cast<int64_t>(s.num_loop_sizes) - 1,
+                       &invariant) == std::optional<int64_t>(1))
         ++loopVotes;
     }
   }

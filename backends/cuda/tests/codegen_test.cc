@@ -158,6 +158,57 @@ TEST(CudaCodegen, PointwiseUsesVectorAccessesWhenAligned) {
   EXPECT_GE(count(p->ptx, "ld.global.f32"), 4u) << p->ptx;  // the unaligned copy
 }
 
+// An embedding + layer norm (GPT-2's first kernel): each grid point gathers a 768-wide row at
+// a loaded id. The gathers' loads are contiguous along the loop (the id does not vary in it),
+// so they vote for loop mode like the plain loads: a group of threads per row, not a thread
+// walking rows (which ran 2048 rows on 2 blocks: 1.67 ms on the H100).
+TEST(CudaCodegen, GatheredRowsAreLoopedByAGroupOfThreads) {
+  const char* text = R"(kernel @embed(%ids: i64 in, %pids: i64 in, %w: f32 in, %p: f32 in, %m: f32 out) grid [8, 256] {
+  loop [768] {
+    %0 = load %ids[256*i0+i1] : i64
+    %1 = const 50257 : i64
+    %2 = lt %0, %1 : bool
+    check %2, "embedding index out of range"
+    %3 = load %w[768*%0+r0] : f32
+    %4 = load %pids[i1] : i64
+    %5 = load %p[768*%4+r0] : f32
+    %6 = add %3, %5 : f32
+    %7 = reduce sum %6 : f32
+  }
+  store %m[256*i0+i1], %7
+}
+)";
+  sdk::StatusOr<PtxKernel> p = ptxOf(text);
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  EXPECT_EQ(p->mapping.kind, ThreadMapping::Kind::kBlockPerPoint);
+  // The ids read per iteration (a gather along the loop): the rows' loads do not vote for the
+  // loop, the ids' loads (contiguous along r0) do.
+  const char* perIteration = R"(kernel @bag(%ids: i64 in, %w: f32 in, %m: f32 out) grid [8, 256] {
+  loop [768] {
+    %0 = load %ids[768*i1+r0] : i64
+    %1 = load %w[4*%0+i1] : f32
+    %2 = reduce sum %1 : f32
+  }
+  store %m[256*i0+i1], %2
+}
+)";
+  sdk::StatusOr<PtxKernel> v = ptxOf(perIteration);
+  ASSERT_TRUE(v.isOk()) << v.status().message();
+  EXPECT_EQ(v->mapping.kind, ThreadMapping::Kind::kBlockPerPoint);
+  // Contiguous along the grid and invariant along the loop: a thread per point stays.
+  const char* gridWise = R"(kernel @rows(%x: f32 in, %m: f32 out) grid [8, 256] {
+  loop [16] {
+    %0 = load %x[4096*r0+256*i0+i1] : f32
+    %1 = reduce sum %0 : f32
+  }
+  store %m[256*i0+i1], %1
+}
+)";
+  sdk::StatusOr<PtxKernel> g = ptxOf(gridWise);
+  ASSERT_TRUE(g.isOk()) << g.status().message();
+  EXPECT_EQ(g->mapping.kind, ThreadMapping::Kind::kLanesPerThread);
+}
+
 // Row reductions are block-per-point: warp shuffles, then shared memory across warps (a
 // 4096-wide row takes 256 threads); the softmax's three loops keep it from being split.
 TEST(CudaCodegen, RowReductionsCombineAcrossTheBlock) {
