@@ -9,6 +9,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 B=${BUILD:-/var/tmp/bw}
+# Debian 12's LLVM 19 and what configuring every backend needs (a fresh host lacks them).
+if [ ! -x /usr/lib/llvm-19/bin/llvm-config ] || [ ! -e /usr/include/oneapi/tbb.h ]; then
+  echo "[pack] installing llvm-19-dev, libtbb-dev, zlib1g-dev, libzstd-dev on the host (apt-get)"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends llvm-19-dev libtbb-dev zlib1g-dev \
+    libzstd-dev > /dev/null
+fi
 cmake -S . -B "$B" -G Ninja -DPLUGSDK_BUILD_TESTS=OFF -DPLUGSDK_PYTHON=OFF -DCMAKE_BUILD_TYPE=Release > /dev/null
 ninja -C "$B" plugsdk_cuda plugsdk_reference plugsdk_conformance plugsdk_cli plugsdk_core
 S=$(mktemp -d)

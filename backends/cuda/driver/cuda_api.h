@@ -47,6 +47,24 @@ constexpr int kJitErrorLogBuffer = 5;
 constexpr int kJitErrorLogBufferSizeBytes = 6;
 constexpr int kJitLogVerbose = 12;
 
+/// CUDA_MEMCPY2D (cuda.h): a copy of Height rows of WidthInBytes between pitched buffers.
+struct Memcpy2D {
+  size_t srcXInBytes = 0, srcY = 0;
+  int srcMemoryType = 0;  ///< CUmemorytype: kMemoryTypeDevice
+  const void* srcHost = nullptr;
+  CUdeviceptr srcDevice = 0;
+  void* srcArray = nullptr;
+  size_t srcPitch = 0;
+  size_t dstXInBytes = 0, dstY = 0;
+  int dstMemoryType = 0;
+  void* dstHost = nullptr;
+  CUdeviceptr dstDevice = 0;
+  void* dstArray = nullptr;
+  size_t dstPitch = 0;
+  size_t WidthInBytes = 0, Height = 0;
+};
+constexpr int kMemoryTypeDevice = 2;  ///< CU_MEMORYTYPE_DEVICE
+
 constexpr unsigned kStreamNonBlocking = 1;   ///< CU_STREAM_NON_BLOCKING
 constexpr unsigned kEventDisableTiming = 2;  ///< CU_EVENT_DISABLE_TIMING
 
@@ -71,6 +89,7 @@ constexpr unsigned kEventDisableTiming = 2;  ///< CU_EVENT_DISABLE_TIMING
   X(memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2", CUresult(CUdeviceptr, const void*, size_t, CUstream))               \
   X(memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2", CUresult(void*, CUdeviceptr, size_t, CUstream))                     \
   X(memcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", CUresult(CUdeviceptr, CUdeviceptr, size_t, CUstream))               \
+  X(memcpy2DAsync, "cuMemcpy2DAsync_v2", CUresult(const Memcpy2D*, CUstream))                                    \
   X(memsetD8Async, "cuMemsetD8Async", CUresult(CUdeviceptr, unsigned char, size_t, CUstream))                    \
   X(memsetD16Async, "cuMemsetD16Async", CUresult(CUdeviceptr, unsigned short, size_t, CUstream))                 \
   X(memsetD32Async, "cuMemsetD32Async", CUresult(CUdeviceptr, unsigned, size_t, CUstream))                       \

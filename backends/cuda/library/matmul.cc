@@ -29,9 +29,27 @@ sdk::Status LtDevice::ready() {
   return sdk::Status::ok();
 }
 
+sdk::StatusOr<CUdeviceptr> LtDevice::scratchOf(size_t bytes) {
+  if (bytes <= scratchBytes) return scratch;
+  ContextGuard g(*api, context);
+  if (scratch) {
+    sdk::Status st = api->check(api->ctxSynchronize(), "growing the padded matmul result's buffer");
+    if (!st.isOk()) return st;
+    api->memFree(scratch);
+    scratch = 0;
+    scratchBytes = 0;
+  }
+  sdk::Status st =
+      api->check(api->memAlloc(&scratch, bytes), "a padded matmul result (" + std::to_string(bytes) + " bytes)");
+  if (!st.isOk()) return st;
+  scratchBytes = bytes;
+  return scratch;
+}
+
 LtDevice::~LtDevice() {
   if (!api) return;
   ContextGuard g(*api, context);
+  if (scratch) api->memFree(scratch);
   if (workspace) api->memFree(workspace);
   if (handle) lt->destroy(handle);
 }
@@ -183,7 +201,17 @@ sdk::Status MatmulExecutable::launch(const CUdeviceptr args[3], const std::vecto
   const uint64_t eb = lowering::dtypeBytes(call_.a.dtype), ed = lowering::dtypeBytes(call_.out.dtype);
   const CUdeviceptr a = args[0] + static_cast<uint64_t>(shape->aOffset) * eb;
   const CUdeviceptr b = args[1] + static_cast<uint64_t>(shape->bOffset) * eb;
-  const CUdeviceptr d = args[2] + static_cast<uint64_t>(shape->outOffset) * ed;
+  const CUdeviceptr out = args[2] + static_cast<uint64_t>(shape->outOffset) * ed;
+  // An unaligned result: computed into an aligned temporary, then copied into place.
+  const int64_t paddedLd = paddedResultLd(*plan, shape->k, ed, alignmentOf(out));
+  const int64_t outLd = plan->D.ld;
+  CUdeviceptr d = out;
+  if (paddedLd > 0) {
+    sdk::StatusOr<CUdeviceptr> tmp = lt_->scratchOf(static_cast<size_t>(paddedLd) * plan->D.cols * ed);
+    if (!tmp.isOk()) return tmp.status();
+    d = *tmp;
+    plan->D.ld = paddedLd;
+  }
   const CUdeviceptr ptrs[3] = {a, b, d};
   sdk::StatusOr<const Prepared*> pr = prepare(*plan, ptrs);
   if (!pr.isOk()) return pr.status();
@@ -216,7 +244,17 @@ sdk::Status MatmulExecutable::launch(const CUdeviceptr args[3], const std::vecto
     while (i > 0 && ++at[i - 1] == plan->outerSizes[i - 1]) at[--i] = 0;
     if (i == 0) break;
   }
-  return sdk::Status::ok();
+  if (paddedLd == 0) return sdk::Status::ok();
+  Memcpy2D copy;
+  copy.srcMemoryType = copy.dstMemoryType = kMemoryTypeDevice;
+  copy.srcDevice = d;
+  copy.srcPitch = static_cast<size_t>(paddedLd) * ed;
+  copy.dstDevice = out;
+  copy.dstPitch = static_cast<size_t>(outLd) * ed;
+  copy.WidthInBytes = plan->D.rows * ed;
+  copy.Height = plan->D.cols;
+  return lt_->api->check(lt_->api->memcpy2DAsync(&copy, stream),
+                         "prims.matmul: copying the padded result into place (" + plan->describe() + ")");
 }
 
 }  // namespace plugsdk::cuda

@@ -27,7 +27,12 @@ struct LtDevice {
   lt::Handle handle = nullptr;
   CUdeviceptr workspace = 0;
   size_t workspaceBytes = 0;
+  /// Padded results (paddedResultLd) before their copy into place: one buffer, grown on
+  /// demand, shared by the device's matmuls (stream-ordered; growing waits for the device).
+  CUdeviceptr scratch = 0;
+  size_t scratchBytes = 0;
   sdk::Status ready();  ///< creates the handle and workspace once
+  sdk::StatusOr<CUdeviceptr> scratchOf(size_t bytes);
   ~LtDevice();
 };
 

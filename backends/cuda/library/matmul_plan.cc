@@ -122,8 +122,29 @@ sdk::StatusOr<MatmulShape> MatmulShape::eval(const MatmulCall& c, sdk::Span<cons
   return s;
 }
 
-std::optional<LtPlan> planCublasLt(const MatmulShape& s) {
+namespace {
+
+/// Batch dims over which b is broadcast (stride 0) and whose a and result rows continue the
+/// matrices' rows (stride m * rowStride) become rows: [8, 256, 768] x [768, 50257] is one
+/// [2048, 768] x [768, 50257] product, not a batch of 8 (whose results cuBLASLt's fast
+/// kernels may not take, and which the padded result does not cover).
+MatmulShape foldBroadcastBatches(MatmulShape s) {
+  while (!s.batch.empty()) {
+    const size_t d = s.batch.size() - 1;
+    const bool folds =
+        s.batch[d] == 1 || (s.bBatch[d] == 0 && s.aBatch[d] == s.m * s.aM && s.outBatch[d] == s.m * s.outM);
+    if (!folds) break;
+    s.m *= s.batch[d];
+    for (std::vector<int64_t>* v : {&s.batch, &s.aBatch, &s.bBatch, &s.outBatch}) v->pop_back();
+  }
+  return s;
+}
+
+}  // namespace
+
+std::optional<LtPlan> planCublasLt(const MatmulShape& shape) {
   constexpr int64_t kMax = std::numeric_limits<int32_t>::max();
+  const MatmulShape s = foldBroadcastBatches(shape);
   if (s.m <= 0 || s.n <= 0 || s.k <= 0 || s.m > kMax || s.n > kMax || s.k > kMax) return std::nullopt;
   const std::optional<Stored> sa = storage(s.m, s.k, s.aM, s.aK);
   const std::optional<Stored> sb = storage(s.k, s.n, s.bK, s.bN);
@@ -175,6 +196,15 @@ std::optional<LtPlan> planCublasLt(const MatmulShape& s) {
   p.outerB = p.swapped ? as : bs;
   p.outerD = os;
   return p;
+}
+
+int64_t paddedResultLd(const LtPlan& p, int64_t k, uint64_t elementBytes, uint32_t alignD) {
+  constexpr int64_t kMinK = 256, kMinResults = int64_t{1} << 20;
+  if (p.batchCount != 1 || !p.outerSizes.empty() || elementBytes == 0 || elementBytes >= 16) return 0;
+  if ((static_cast<uint64_t>(p.D.ld) * elementBytes) % 16 == 0 && alignD >= 16) return 0;
+  if (k < kMinK || static_cast<int64_t>(p.D.rows * p.D.cols) < kMinResults) return 0;
+  const auto per = static_cast<int64_t>(16 / elementBytes);
+  return (static_cast<int64_t>(p.D.rows) + per - 1) / per * per;
 }
 
 std::string LtPlan::describe() const {

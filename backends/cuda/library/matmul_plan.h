@@ -68,4 +68,12 @@ struct LtPlan {
 /// overlapping rows, a zero size, a batch or dim past 2^31): the generated kernel runs it.
 std::optional<LtPlan> planCublasLt(const MatmulShape& s);
 
+/// The leading dimension of a temporary result for `p`, or 0 to write the result in place.
+/// cuBLASLt's fast kernels need 16-byte aligned columns of D; a result whose columns are not
+/// (`ld * elementBytes` not a multiple of 16, or its address `alignD` below 16: GPT-2's
+/// logits [2048, 50257] in bf16) gets a slow kernel (7x, measured). A large unbatched product
+/// (k >= 256, at least 2^20 results) is then computed into D padded to an aligned ld and
+/// copied into place (one pass over the result).
+int64_t paddedResultLd(const LtPlan& p, int64_t k, uint64_t elementBytes, uint32_t alignD);
+
 }  // namespace plugsdk::cuda

@@ -93,6 +93,12 @@ TEST(MatmulPlan, BatchesFlattenWhereTheirStridesNest) {
   EXPECT_EQ(p.outerA, std::vector<int64_t>{0});  // b's
   EXPECT_EQ(p.outerB, std::vector<int64_t>{60});
   EXPECT_EQ(p.outerD, std::vector<int64_t>{72});
+  // A broadcast b whose batch does not continue a's rows stays a batch (a's batch stride 25, not 4 * 5).
+  p = planOf({F32, {3, 4, 5}, {25, 5, 1}}, {F32, {3, 5, 6}, {0, 6, 1}}, {F32, {3, 4, 6}, {24, 6, 1}});
+  EXPECT_EQ(p.batchCount, 3);
+  p = planOf({F32, {3, 4, 5}, {20, 5, 1}}, {F32, {3, 5, 6}, {0, 6, 1}}, {F32, {3, 4, 6}, {24, 6, 1}});
+  EXPECT_EQ(p.batchCount, 1);
+  EXPECT_EQ(p.describe(), "D[6x12 ld 6] = A[6x5 ld 6] B[5x12 ld 5] (A = b, B = a)");
   // Size-1 batch dims are dropped whatever their strides.
   p = planOf({F32, {1, 4, 5}, {999, 5, 1}}, {F32, {1, 5, 6}, {7, 6, 1}}, {F32, {1, 4, 6}, {24, 6, 1}});
   EXPECT_EQ(p.batchCount, 1);
@@ -109,6 +115,33 @@ TEST(MatmulPlan, LayoutsCublasCannotTakeGoToTheKernel) {
   EXPECT_TRUE(none({F32, {8, 5}, {0, 1}}, {F32, {5, 3}, {3, 1}}, {F32, {8, 3}, {3, 1}}));   // a's rows broadcast
   EXPECT_TRUE(none({F32, {8, 0}, {0, 1}}, {F32, {0, 3}, {3, 1}}, {F32, {8, 3}, {3, 1}}));   // K = 0
   EXPECT_TRUE(none({F32, {8, 5}, {5, 1}}, {F32, {5, 3}, {3, 1}}, {F32, {8, 3}, {6, 2}}));   // strided result
+}
+
+TEST(MatmulPlan, UnalignedLargeResultsArePaddedToAnAlignedLeadingDimension) {
+  constexpr uint32_t BF16 = PLUGSDK_DTYPE_BF16;
+  // GPT-2's LM head: [2048, 768] x [768, 50257] -> [2048, 50257] bf16 (rows of 100514 bytes).
+  const Operand head{BF16, {768, 50257}, {1, 768}};
+  LtPlan p = planOf({BF16, {2048, 768}, {768, 1}}, head, {BF16, {2048, 50257}, {50257, 1}});
+  EXPECT_EQ(p.D.rows, 50257u);
+  EXPECT_EQ(paddedResultLd(p, 768, 2, 256), 50264);
+  EXPECT_EQ(paddedResultLd(p, 768, 4, 256), 50260);  // f32: 4 elements to 16 bytes
+  // Aligned rows: in place, unless the result's address itself is unaligned.
+  LtPlan aligned =
+      planOf({BF16, {2048, 768}, {768, 1}}, {BF16, {768, 50264}, {50264, 1}}, {BF16, {2048, 50264}, {50264, 1}});
+  EXPECT_EQ(paddedResultLd(aligned, 768, 2, 256), 0);
+  EXPECT_EQ(paddedResultLd(aligned, 768, 2, 2), 50264);
+  // Small products, short K and batched calls stay in place (the copy would not pay).
+  EXPECT_EQ(paddedResultLd(p, 64, 2, 256), 0);
+  LtPlan small = planOf({BF16, {8, 768}, {768, 1}}, {BF16, {768, 1001}, {1001, 1}}, {BF16, {8, 1001}, {1001, 1}});
+  EXPECT_EQ(paddedResultLd(small, 768, 2, 256), 0);
+  // The model's form: a batch of 8 over which the weight is broadcast is one product of 2048 rows.
+  LtPlan folded = planOf({BF16, {8, 256, 768}, {196608, 768, 1}}, {BF16, {8, 768, 50257}, {0, 1, 768}},
+                         {BF16, {8, 256, 50257}, {12865792, 50257, 1}});
+  EXPECT_EQ(folded.describe(), p.describe());
+  EXPECT_EQ(paddedResultLd(folded, 768, 2, 256), 50264);
+  LtPlan batched = planOf({BF16, {2, 1024, 768}, {786432, 768, 1}}, {BF16, {2, 768, 1001}, {768768, 1001, 1}},
+                          {BF16, {2, 1024, 1001}, {1025024, 1001, 1}});
+  EXPECT_EQ(paddedResultLd(batched, 768, 2, 256), 0);
 }
 
 TEST(MatmulPlan, MismatchedSizesAreAnError) {
