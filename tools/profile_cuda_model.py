@@ -2,12 +2,16 @@
 """Where one model's time goes under plugsdk (or inductor) on the GPU machine: the kernels
 of N calls as torch's profiler (CUPTI) sees them -- every launch in the process, the cuda
 plugin's and cuBLASLt's included -- grouped by name, with the GPU busy time against the wall
-time of the calls (the gap is host time the GPU waited for). Run through
+time of the calls (the gap is host time the GPU waited for); then the host's side: how long
+a call takes to return (launches queued; a program that must wait includes the GPU) and, by
+cProfile, where that time goes (Python functions, and the extension's run as one entry). Run through
 tools/device_cuda_python.sh:
 
     bash tools/device_cuda_python.sh python3 tools/profile_cuda_model.py vit_b_16 [plugsdk|inductor]
 """
 import collections
+import cProfile
+import pstats
 import sys
 import time
 
@@ -50,6 +54,28 @@ def main():
     print(f"{'kernel':70s} {'per call':>8s} {'ms/call':>8s} {'us each':>8s}")
     for k, (n, t) in sorted(by.items(), key=lambda kv: -kv[1][1])[:30]:
         print(f"{k[:70]:70s} {n / N:8.1f} {t / N / 1000:8.3f} {t / n:8.1f}")
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+        returns = []
+        for _ in range(N):
+            torch.cuda.synchronize()
+            t0 = time.perf_counter()
+            c(*args)
+            returns.append(time.perf_counter() - t0)
+        torch.cuda.synchronize()
+        returns.sort()
+        print(f"host: a call returns after {returns[N // 2] * 1000:.2f} ms (median of {N}, GPU idle at the start)")
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(N):
+            c(*args)
+        prof.disable()
+        torch.cuda.synchronize()
+    stats = pstats.Stats(prof)
+    rows = sorted(stats.stats.items(), key=lambda kv: -kv[1][2])[:15]
+    print(f"{'host function (cProfile, own time)':70s} {'calls':>8s} {'ms/call':>8s}")
+    for (file, line, fn), (_, ncalls, tottime, _, _) in rows:
+        print(f"{(file.split('/')[-1] + ':' + str(line) + ' ' + fn)[:70]:70s} {ncalls / N:8.1f} "
+              f"{tottime / N * 1000:8.3f}")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,11 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const ir::Context> ctx, const
                                    ir::Graph graph, FunctionOptions options)
     : ctx_(std::move(ctx)), device_(device), graph_(std::move(graph)), options_(std::move(options)) {}
 
+void CompiledFunction::countHit() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ++stats_.hits;
+}
+
 FunctionStats CompiledFunction::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   FunctionStats s = stats_;

@@ -113,6 +113,10 @@ class CompiledFunction {
   /// run eagerly. Errors are compile failures (an op the device cannot run).
   StatusOr<Selection> select(const std::vector<guard::TensorSignature>& inputs);
 
+  /// A caller that remembers which artifact its inputs selected (keyed on everything the
+  /// guards read) and reuses it without select() reports the hit here, so stats stay true.
+  void countHit();
+
   FunctionStats stats() const;
   const ir::Graph& graph() const { return graph_; }
   const FunctionOptions& options() const { return options_; }

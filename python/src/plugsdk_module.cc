@@ -292,6 +292,9 @@ PYBIND11_MODULE(_C, m) {
       .def("select", &selectArtifact, py::arg("signatures"),
            "signatures: (dtype, shape, strides, device, requires_grad) per input. Returns (artifact or "
            "None, fallback reason, compiled now).")
+      .def(
+          "count_hit", [](PyFunction& f) { f.fn->countHit(); },
+          "A hit the caller served from its own memo of select()'s answers (counted in stats).")
       .def("stats", [](const PyFunction& f) { return statsDict(f.fn->stats()); });
   m.def("default_cache_dir", &cache::DiskCache::defaultDir,
         "The persistent program cache's directory: $PLUGSDK_CACHE_DIR/core, $XDG_CACHE_HOME/plugsdk/core "

@@ -40,9 +40,10 @@ def test_reduce_overhead_remembers_the_dispatch_per_signature():
             torch.testing.assert_close(f(x), model(x), rtol=1e-5, atol=1e-5)
     info = plugsdk.cache_info()
     # Dynamo: one static graph per size. Each graph's core select()s: one at Dynamo's compile,
-    # one on its first call; every later call with a known signature skips select().
+    # one on its first call; every later call with a known signature skips select(), its hit
+    # counted all the same.
     assert info["compiles"] == 2 and info["eager_calls"] == 0, info
-    assert info["hits"] + info["misses"] == 4, info
+    assert info["hits"] + info["misses"] == 8, info
     import plugsdk.runtime as rt
     assert sum(g.memo_hits for g in rt._functions) == 4
 
