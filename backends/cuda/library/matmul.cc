@@ -212,37 +212,49 @@ sdk::Status MatmulExecutable::launch(const CUdeviceptr args[3], const std::vecto
     d = *tmp;
     plan->D.ld = paddedLd;
   }
-  const CUdeviceptr ptrs[3] = {a, b, d};
-  sdk::StatusOr<const Prepared*> pr = prepare(*plan, ptrs);
-  if (!pr.isOk()) return pr.status();
-  if (!*pr) return runKernel(args, symbols, stream);
+  // A padded result runs as aligned parts (alignedRowParts); in place, as one.
+  const std::vector<RowPart> parts = paddedLd > 0 ? alignedRowParts(*plan, ed) : std::vector<RowPart>{{*plan, 0, 0}};
+  std::vector<const Prepared*> prepared;
+  for (const RowPart& part : parts) {
+    const CUdeviceptr callA = plan->swapped ? a : a + static_cast<uint64_t>(part.aOffset) * eb;
+    const CUdeviceptr callB = plan->swapped ? b + static_cast<uint64_t>(part.aOffset) * eb : b;
+    const CUdeviceptr ptrs[3] = {callA, callB, d + static_cast<uint64_t>(part.dOffset) * ed};
+    sdk::StatusOr<const Prepared*> pr = prepare(part.plan, ptrs);
+    if (!pr.isOk()) return pr.status();
+    if (!*pr) return runKernel(args, symbols, stream);  // no cuBLASLt algorithm: the generated kernel, in place
+    prepared.push_back(*pr);
+  }
   const lt::Api& L = *lt_->lt;
   const float one = 1, zero = 0;
   const double oneD = 1, zeroD = 0;
   const bool f64 = call_.a.dtype == PLUGSDK_DTYPE_F64;
   const void* alpha = f64 ? static_cast<const void*>(&oneD) : &one;
   const void* beta = f64 ? static_cast<const void*>(&zeroD) : &zero;
-  // The outer batch dims the plan could not flatten, one cuBLASLt call per point.
-  std::vector<int64_t> at(plan->outerSizes.size(), 0);
-  for (;;) {
-    int64_t oa = 0, ob = 0, od = 0;
-    for (size_t i = 0; i < at.size(); ++i) {
-      oa += at[i] * plan->outerA[i];
-      ob += at[i] * plan->outerB[i];
-      od += at[i] * plan->outerD[i];
+  for (size_t pi = 0; pi < parts.size(); ++pi) {
+    const LtPlan& pl = parts[pi].plan;
+    const Prepared& pr = *prepared[pi];
+    // The outer batch dims the plan could not flatten, one cuBLASLt call per point.
+    std::vector<int64_t> at(pl.outerSizes.size(), 0);
+    for (;;) {
+      int64_t oa = parts[pi].aOffset, ob = 0, od = parts[pi].dOffset;
+      for (size_t i = 0; i < at.size(); ++i) {
+        oa += at[i] * pl.outerA[i];
+        ob += at[i] * pl.outerB[i];
+        od += at[i] * pl.outerD[i];
+      }
+      const CUdeviceptr ltA = (pl.swapped ? b : a) + static_cast<uint64_t>(oa) * eb;
+      const CUdeviceptr ltB = (pl.swapped ? a : b) + static_cast<uint64_t>(ob) * eb;
+      const CUdeviceptr ltD = d + static_cast<uint64_t>(od) * ed;
+      st = L.check(L.matmul(lt_->handle, pr.desc, alpha, reinterpret_cast<const void*>(ltA), pr.a,
+                            reinterpret_cast<const void*>(ltB), pr.b, beta, reinterpret_cast<const void*>(ltD), pr.d,
+                            reinterpret_cast<void*>(ltD), pr.d, &pr.algo, reinterpret_cast<void*>(lt_->workspace),
+                            lt_->workspaceBytes, stream),
+                   "prims.matmul: cublasLtMatmul (" + pl.describe() + ")");
+      if (!st.isOk()) return st;
+      size_t i = at.size();
+      while (i > 0 && ++at[i - 1] == pl.outerSizes[i - 1]) at[--i] = 0;
+      if (i == 0) break;
     }
-    const CUdeviceptr ltA = (plan->swapped ? b : a) + static_cast<uint64_t>(oa) * eb;
-    const CUdeviceptr ltB = (plan->swapped ? a : b) + static_cast<uint64_t>(ob) * eb;
-    const CUdeviceptr ltD = d + static_cast<uint64_t>(od) * ed;
-    st = L.check(L.matmul(lt_->handle, (*pr)->desc, alpha, reinterpret_cast<const void*>(ltA), (*pr)->a,
-                          reinterpret_cast<const void*>(ltB), (*pr)->b, beta, reinterpret_cast<const void*>(ltD),
-                          (*pr)->d, reinterpret_cast<void*>(ltD), (*pr)->d, &(*pr)->algo,
-                          reinterpret_cast<void*>(lt_->workspace), lt_->workspaceBytes, stream),
-                 "prims.matmul: cublasLtMatmul (" + plan->describe() + ")");
-    if (!st.isOk()) return st;
-    size_t i = at.size();
-    while (i > 0 && ++at[i - 1] == plan->outerSizes[i - 1]) at[--i] = 0;
-    if (i == 0) break;
   }
   if (paddedLd == 0) return sdk::Status::ok();
   Memcpy2D copy;

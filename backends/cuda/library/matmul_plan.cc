@@ -207,6 +207,26 @@ int64_t paddedResultLd(const LtPlan& p, int64_t k, uint64_t elementBytes, uint32
   return (static_cast<int64_t>(p.D.rows) + per - 1) / per * per;
 }
 
+std::vector<RowPart> alignedRowParts(const LtPlan& p, uint64_t elementBytes) {
+  const uint64_t per = elementBytes == 0 || elementBytes >= 16 ? 1 : 16 / elementBytes;
+  const uint64_t head = p.D.rows / per * per;
+  if (head == 0 || head == p.D.rows) return {RowPart{p, 0, 0}};
+  // op(A) is rows x k: its rows are the storage's rows (op N) or columns (op T).
+  auto rows = [&](uint64_t first, uint64_t count) {
+    RowPart part{p, 0, static_cast<int64_t>(first)};
+    part.plan.D.rows = count;
+    if (p.A.op == lt::kOpN) {
+      part.plan.A.rows = count;
+      part.aOffset = static_cast<int64_t>(first);
+    } else {
+      part.plan.A.cols = count;
+      part.aOffset = static_cast<int64_t>(first) * p.A.ld;
+    }
+    return part;
+  };
+  return {rows(0, head), rows(head, p.D.rows - head)};
+}
+
 std::string LtPlan::describe() const {
   auto m = [](const char* name, const LtMatrix& x) {
     return std::string(name) + (x.op == lt::kOpT ? "^T" : "") + "[" + std::to_string(x.rows) + "x" +

@@ -76,4 +76,17 @@ std::optional<LtPlan> planCublasLt(const MatmulShape& s);
 /// copied into place (one pass over the result).
 int64_t paddedResultLd(const LtPlan& p, int64_t k, uint64_t elementBytes, uint32_t alignD);
 
+/// One of the products a padded plan is run as: its plan and where its A and D start
+/// (elements past the whole plan's).
+struct RowPart {
+  LtPlan plan;
+  int64_t aOffset = 0, dOffset = 0;
+};
+
+/// A padded plan (D.ld aligned) as the products cuBLASLt runs fast: D's rows (the result's
+/// columns in the row-major case) up to a multiple of 16 bytes, then the few left (GPT-2's
+/// 50257 = 50256 + 1: cuBLASLt still picks the sm75 kernel for 50257 rows with every ld
+/// aligned). One part when the rows are aligned or fewer than that.
+std::vector<RowPart> alignedRowParts(const LtPlan& p, uint64_t elementBytes);
+
 }  // namespace plugsdk::cuda

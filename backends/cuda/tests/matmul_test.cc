@@ -139,6 +139,26 @@ TEST(MatmulPlan, UnalignedLargeResultsArePaddedToAnAlignedLeadingDimension) {
                          {BF16, {8, 256, 50257}, {12865792, 50257, 1}});
   EXPECT_EQ(folded.describe(), p.describe());
   EXPECT_EQ(paddedResultLd(folded, 768, 2, 256), 50264);
+  // Padded, it runs as 50256 rows and 1 (cuBLASLt's A is b: its rows are the weight's rows,
+  // columns of the storage b^T, so the second part starts 50256 storage columns in).
+  p.D.ld = 50264;
+  std::vector<RowPart> parts = alignedRowParts(p, 2);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].plan.describe(),
+            "D[50256x2048 ld 50264] = A^T[768x50256 ld 768] B[768x2048 ld 768] (A = b, B = a)");
+  EXPECT_EQ(parts[1].plan.describe(), "D[1x2048 ld 50264] = A^T[768x1 ld 768] B[768x2048 ld 768] (A = b, B = a)");
+  EXPECT_EQ(parts[0].aOffset, 0);
+  EXPECT_EQ(parts[1].aOffset, 50256 * 768);
+  EXPECT_EQ(parts[1].dOffset, 50256);
+  // An op-N A (a column-major weight) starts the second part 50256 rows down its storage.
+  LtPlan colMajor =
+      planOf({BF16, {50257, 768}, {1, 50257}}, {BF16, {768, 2048}, {1, 768}}, {BF16, {50257, 2048}, {1, 50257}});
+  colMajor.D.ld = 50264;
+  parts = alignedRowParts(colMajor, 2);
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[1].plan.describe(), "D[1x2048 ld 50264] = A[1x768 ld 50257] B[768x2048 ld 768]");
+  EXPECT_EQ(parts[1].aOffset, 50256);
+  EXPECT_EQ(alignedRowParts(aligned, 2).size(), 1u);
   LtPlan batched = planOf({BF16, {2, 1024, 768}, {786432, 768, 1}}, {BF16, {2, 768, 1001}, {768768, 1001, 1}},
                           {BF16, {2, 1024, 1001}, {1025024, 1001, 1}});
   EXPECT_EQ(paddedResultLd(batched, 768, 2, 256), 0);
