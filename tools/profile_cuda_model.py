@@ -19,7 +19,34 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import plugsdk  # noqa: F401  (registers backend="plugsdk")
+import plugsdk.runtime as rt
 from bench_cuda_models import models
+
+# The core's host phases of every run (artifact.run_timed), summed while `phases` is on.
+phases = collections.Counter()
+
+
+def run_program_timed(program, ins, outs, in_strides=None):
+    t0 = time.perf_counter()
+    tuples_in = [rt._tensor_tuple(t) for t in ins] if in_strides is None else \
+        [rt._tensor_tuple(t, st) for t, st in zip(ins, in_strides)]
+    tuples_out = [rt._tensor_tuple(t) for t in outs]
+    t1 = time.perf_counter()
+    stream = rt._native_stream(torch.cuda.current_stream()) if program.imports_streams else 0
+    if not program.imports_streams:
+        torch.cuda.current_stream().synchronize()
+    d = program.run_timed(tuples_in, tuples_out, stream=stream)
+    t2 = time.perf_counter()
+    phases["python: tensor tuples"] += t1 - t0
+    phases["run: argument conversion (t - phases)"] += (t2 - t1) - d["prepare_s"] - d["kernel_launch_s"] - \
+        d["library_call_s"] - d["wait_s"]
+    for k in ("prepare_s", "kernel_launch_s", "library_call_s", "wait_s"):
+        phases["run: " + k] += d[k]
+    phases["kernels"] += d["kernels"]
+    phases["library calls"] += d["library_calls"]
+    phases["runs that waited"] += d["waited"]
+    phases["tensors copied"] += d["copied"]
+    return d["imported"], d["copied"]
 
 N = 10
 
@@ -64,6 +91,16 @@ def main():
         torch.cuda.synchronize()
         returns.sort()
         print(f"host: a call returns after {returns[N // 2] * 1000:.2f} ms (median of {N}, GPU idle at the start)")
+        original = rt.run_program
+        rt.run_program = run_program_timed
+        for _ in range(N):
+            c(*args)
+        torch.cuda.synchronize()
+        rt.run_program = original
+        print("host phases of the core's runs, per call:")
+        for k, v in phases.items():
+            unit = " ms" if k.startswith(("python", "run:")) else ""
+            print(f"  {k:45s} {v / N * (1 if unit == '' else 1000):8.3f}{unit}")
         prof = cProfile.Profile()
         prof.enable()
         for _ in range(N):

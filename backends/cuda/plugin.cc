@@ -173,6 +173,9 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     d.fusesHorizontal = true;
     d.fusesReductionEpilogue = true;
     d.fusesMultiReduction = true;
+    // Kernels launched on an imported stream raise their failures as device-side asserts
+    // (codegen/device_assert.h), which the caller's runtime reports: no wait needed for them.
+    d.asyncStreamFailures = true;
     return d;
   }
 
@@ -357,8 +360,12 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
       sdk::Status st = drain(e.matmul ? std::string("prims.matmul") : "kernel @" + e.kernel->name);
       if (!st.isOk()) return st;
     }
+    // On an imported stream (the caller does not wait for it), bit 0 of the status pointer:
+    // a failure is also raised as a device-side assert (codegen/device_assert.h).
+    const cuda::CUdeviceptr statusWord =
+        e.matmul ? 0 : status.address(e.kernel->statusSlot) | (l.stream && !l.stream->owned ? 1u : 0u);
     sdk::Status st = e.matmul ? e.matmul->launch(args.data(), symbols, s)
-                              : cuda::launchKernel(*e.kernel, args, symbols, status.address(e.kernel->statusSlot), s);
+                              : cuda::launchKernel(*e.kernel, args, symbols, statusWord, s);
     if (!st.isOk() || l.stream) return st;
     return status.collect(nullptr);
   }

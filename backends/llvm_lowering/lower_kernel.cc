@@ -3,6 +3,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include "backends/llvm_lowering/failure_raiser.h"
 #include "backends/llvm_lowering/frame.h"
 #include "backends/llvm_lowering/lowering.h"
 #include "backends/llvm_lowering/thread_group.h"
@@ -305,13 +306,19 @@ sdk::Status KernelLowering::inOneThread(const Region& r, const std::function<sdk
   return ifThen(b_.CreateICmpEQ(target_.group->threadIndex(b_), b_.getInt64(0)), "one.thread", body);
 }
 
-void KernelLowering::failWith(llvm::Value* failed, int32_t code) {
+void KernelLowering::failWith(llvm::Value* failed, int32_t code, const std::string& message) {
   llvm::BasicBlock* bad = llvm::BasicBlock::Create(ctx_, "fail", fn_);
   llvm::BasicBlock* good = llvm::BasicBlock::Create(ctx_, "ok", fn_);
   b_.CreateCondBr(failed, bad, good, llvm::MDBuilder(ctx_).createUnlikelyBranchWeights());
   b_.SetInsertPoint(bad);
   b_.CreateAtomicCmpXchg(statusPtr_, b_.getInt32(kStatusOk), b_.getInt32(code), llvm::MaybeAlign(4),
                          llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+  if (target_.raiser) {
+    llvm::BasicBlock* raise = llvm::BasicBlock::Create(ctx_, "fail.raise", fn_);
+    b_.CreateCondBr(raiseFailures_, raise, exit_);
+    b_.SetInsertPoint(raise);
+    target_.raiser->raise(b_, std::string(k_.name()), message);
+  }
   b_.CreateBr(exit_);
   b_.SetInsertPoint(good);
 }
@@ -336,6 +343,11 @@ sdk::Status KernelLowering::run(const std::string& entry) {
   llvm::Value* symArr = b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, frame_, 1), "symbols");
   llvm::Value* gridArr = b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, frame_, 2), "grid");
   statusPtr_ = b_.CreateLoad(ptr, b_.CreateConstGEP1_64(ptr, frame_, 3), "status");
+  if (target_.raiser) {  // bit 0: raise failures natively too (failure_raiser.h)
+    llvm::Value* raw = b_.CreatePtrToInt(statusPtr_, i64);
+    raiseFailures_ = b_.CreateTrunc(b_.CreateAnd(raw, b_.getInt64(1)), b_.getInt1Ty(), "status.raise");
+    statusPtr_ = b_.CreateIntToPtr(b_.CreateAnd(raw, b_.getInt64(~int64_t{1})), ptr, "status.word");
+  }
   // The ABI: in a kernel with a LOOP, an argument without WRITE access shares no memory with
   // one that has it (the core writes in place only in loop-free kernels), so its loads are
   // invariant over the launch.
@@ -450,7 +462,8 @@ sdk::Status KernelLowering::statement(const plugsdk_stmt_t& s, size_t pos, Regio
       const Val c = values_[static_cast<size_t>(s.operands[0])];
       llvm::Value* bad = b_.CreateNot(c.v);
       if (c.varying && r.mask) bad = b_.CreateAnd(bad, r.mask);
-      failWith(anyTrue(bad), kStatusCheckBase + static_cast<int32_t>(checkOrdinal_[pos]));
+      failWith(anyTrue(bad), kStatusCheckBase + static_cast<int32_t>(checkOrdinal_[pos]),
+               s.message ? s.message : "a CHECK failed");
       return sdk::Status::ok();
     }
     default: return fail(pos, "statement kind " + std::to_string(s.kind) + " is unknown");

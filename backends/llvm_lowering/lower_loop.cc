@@ -111,7 +111,8 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
     }
     accs.push_back(a);
   }
-  if (needsNonEmpty) failWith(b_.CreateICmpEQ(total, b_.getInt64(0)), kStatusEmptyReduce);
+  if (needsNonEmpty)
+    failWith(b_.CreateICmpEQ(total, b_.getInt64(0)), kStatusEmptyReduce, "a max/min/argmax/argmin over an empty loop");
 
   Region inner = outer;
   inner.loop.assign(rank, nullptr);

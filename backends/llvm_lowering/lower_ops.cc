@@ -160,7 +160,7 @@ llvm::Value* KernelLowering::intDivRem(uint32_t op, llvm::Value* a, llvm::Value*
   llvm::Value* isZero = b_.CreateICmpEQ(b, zero);
   llvm::Value* active = isZero;
   if (t->isVectorTy() && r.mask) active = b_.CreateAnd(active, r.mask);
-  failWith(anyTrue(active), kStatusDivisionByZero);
+  failWith(anyTrue(active), kStatusDivisionByZero, "integer division by zero (ZeroDivisionError)");
   if (isUnsignedDtype(dtype)) {
     llvm::Value* d = b_.CreateSelect(isZero, one, b);
     return op == PLUGSDK_OP_DIV ? b_.CreateUDiv(a, d) : b_.CreateURem(a, d);

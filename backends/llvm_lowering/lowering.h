@@ -130,7 +130,9 @@ class KernelLowering {
   /// Runs body in thread 0 of the group only (where the region is replicated).
   sdk::Status inOneThread(const Region& r, const std::function<sdk::Status()>& body);
   /// Stores `code` into *status unless it is set, and leaves the function.
-  void failWith(llvm::Value* failed, int32_t code);
+  /// Where `failed`: writes `code` to the status word (the first wins), raises `message`
+  /// through the target's raiser when the launch asked for it, and leaves the kernel.
+  void failWith(llvm::Value* failed, int32_t code, const std::string& message);
   sdk::Status fail(size_t pos, const std::string& why) const;
 
   // ---- lower_index.cc
@@ -210,9 +212,10 @@ class KernelLowering {
   llvm::BasicBlock* exit_ = nullptr;  ///< returns from the entry
   llvm::Value* frame_ = nullptr;
   llvm::Value* statusPtr_ = nullptr;
-  std::vector<llvm::Value*> argPtrs_;  ///< loaded once in the entry block
-  std::vector<bool> argInvariant_;     ///< loads of the arg may be marked !invariant.load
-  std::vector<llvm::Value*> symbols_;  ///< i64 launch values
+  llvm::Value* raiseFailures_ = nullptr;  ///< i1: bit 0 of the status pointer (target_.raiser set)
+  std::vector<llvm::Value*> argPtrs_;     ///< loaded once in the entry block
+  std::vector<bool> argInvariant_;        ///< loads of the arg may be marked !invariant.load
+  std::vector<llvm::Value*> symbols_;     ///< i64 launch values
   std::vector<llvm::Value*> gridSizes_;
   std::vector<std::optional<int64_t>> gridExtents_;  ///< each grid dim's extent, when a constant
   std::vector<Val> values_;

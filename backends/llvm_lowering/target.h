@@ -8,6 +8,7 @@
 namespace plugsdk::lowering {
 
 class ThreadGroup;
+class FailureRaiser;
 
 struct Target {
   std::string cpu;       ///< LLVM "target-cpu" of the entry function ("znver4", "sm_90"); empty: none
@@ -27,6 +28,9 @@ struct Target {
   /// multiple of f32Lanes) and every symbol is a multiple of `symbolDivisor` (a power of two).
   uint32_t argAlign = 0;
   int64_t symbolDivisor = 1;
+  /// Raises failures through the native runtime when the launch sets bit 0 of the status
+  /// pointer (failure_raiser.h); nullptr: the status word only, and the bit is never set.
+  const FailureRaiser* raiser = nullptr;
 };
 
 // Math without an inline polynomial (vector_math.h), and the polynomials' rare slow lanes,

@@ -55,6 +55,9 @@ DeviceCaps capsFrom(const plugsdk_device_info_t& i) {
   c.fusesReductionEpilogue = i.fuses_reduction_epilogue;
   c.fusesMultiReduction = i.fuses_multi_reduction;
   c.takesSubgraphs = i.takes_subgraphs;
+  // ABI 1.3, read only where the plugin's struct covers it.
+  c.asyncStreamFailures =
+      i.struct_size >= PLUGSDK_STRUCT_SIZE(plugsdk_device_info_t, async_stream_failures) && i.async_stream_failures;
   return c;
 }
 

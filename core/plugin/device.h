@@ -34,6 +34,9 @@ struct DeviceCaps {
   bool takesSubgraphs = false;
   /// prims.matmul may give an f32 result from f16/bf16 operands (a plugin of ABI >= 1.2).
   bool mixedMatmul = false;
+  /// A run-time failure of a launch on an imported stream is raised there by the native
+  /// runtime (ABI 1.3 async_stream_failures): runs on it need not wait to report one.
+  bool asyncStreamFailures = false;
 
   bool supports(ir::DType t) const { return (dtypes >> static_cast<unsigned>(t)) & 1u; }
   /// "f32, f64, ..." for messages.

@@ -303,7 +303,8 @@ StatusOr<std::string> inputBytes(const sched::Program& p, const sched::ProgramIn
 /// per repetition, options.repeat repetitions, each synchronized unless `wait` is false.
 Status launchSteps(const Device& device_, const sched::Program& p,
                    const std::vector<std::unique_ptr<DeviceProgram::Executable>>& steps_, const Placement& pl,
-                   const Symbols& s, const RunOptions& options, plugsdk_stream_t* stream, bool wait = true) {
+                   const Symbols& s, const RunOptions& options, plugsdk_stream_t* stream, bool wait = true,
+                   TransferStats* stats = nullptr) {
   for (int rep = 0; rep < std::max(1, options.repeat); ++rep) {
     const auto started = std::chrono::steady_clock::now();
     const int batch = std::max(1, options.batch);
@@ -343,10 +344,25 @@ Status launchSteps(const Device& device_, const sched::Program& p,
       a.offsets = offs.data();
       a.num_symbols = values.size();
       a.symbol_values = values.data();
-      Status st = device_.check(device_.api().launch(&a), "launch of " + e.what);
-      if (!st.isOk()) return st.withContext(stepName(i, step) + " of program @" + p.name);
+      const auto called = std::chrono::steady_clock::now();
+      plugsdk_error_t* err = device_.api().launch(&a);
+      if (stats) {
+        const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - called).count();
+        const bool kernel = step.kind == sched::Step::Kind::kLaunch;
+        (kernel ? stats->kernelSeconds : stats->librarySeconds) += t;
+        ++(kernel ? stats->kernels : stats->libraryCalls);
+      }
+      if (err) {
+        Status st = device_.check(err, "launch of " + e.what);
+        return st.withContext(stepName(i, step) + " of program @" + p.name);
+      }
     }
-    if (wait) RETURN_IF_ERROR(device_.synchronize(stream));
+    if (wait) {
+      const auto waiting = std::chrono::steady_clock::now();
+      RETURN_IF_ERROR(device_.synchronize(stream));
+      if (stats)
+        stats->waitSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - waiting).count();
+    }
     if (options.launchSeconds)
       options.launchSeconds->push_back(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() / batch);
@@ -445,6 +461,7 @@ StatusOr<std::vector<std::vector<int64_t>>> DeviceProgram::outputShapes(
 
 Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::vector<TensorArg>& outputs,
                               TransferStats* stats, void* nativeStream) const {
+  const auto started = std::chrono::steady_clock::now();
   const sched::Program& p = program_;
   std::vector<sched::InputShape> shapes;
   for (const TensorArg& t : inputs) shapes.push_back({t.dtype, t.shape});
@@ -474,7 +491,8 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
   TransferStats& st = stats ? *stats : local;
   auto held = device_.lock();
   // On the caller's stream: queued behind the caller's work, and not waited for unless a
-  // kernel can report a run-time error (or a tensor is copied).
+  // kernel can report a run-time error that the plugin does not raise on that stream itself
+  // (ABI 1.3 async_stream_failures), or a tensor is copied.
   plugsdk_stream_t* stream = device_.stream();
   if (nativeStream) {
     ASSIGN_OR_RETURN(stream, device_.importStream(nativeStream));
@@ -543,9 +561,11 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
   bool copies = false;
   for (bool imported : inImported) copies = copies || !imported;
   for (bool imported : outImported) copies = copies || !imported;
-  const bool wait = !nativeStream || mayFail_ || copies;
+  const bool wait = runWaits(nativeStream != nullptr, mayFail_, device_.caps().asyncStreamFailures, copies);
   st.waited = wait;
-  RETURN_IF_ERROR(launchSteps(device_, p, steps_, pl, s, RunOptions{}, stream, wait));
+  st.prepareSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  RETURN_IF_ERROR(launchSteps(device_, p, steps_, pl, s, RunOptions{}, stream, wait, &st));
+  const auto copyingOut = std::chrono::steady_clock::now();
   for (size_t i = 0; i < outputs.size(); ++i) {
     if (outImported[i]) {
       ++st.imported;
@@ -566,6 +586,7 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
                 static_cast<uint8_t*>(outputs[i].data), stridesOf(outputs[i]));
     ++st.copied;
   }
+  st.waitSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - copyingOut).count();
   return Status::ok();
 }
 

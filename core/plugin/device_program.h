@@ -52,7 +52,19 @@ struct TransferStats {
   int imported = 0;    ///< tensors used in place (buffer_import)
   int copied = 0;      ///< tensors copied in or out
   bool waited = true;  ///< the run returned after its work completed (false: queued on the caller's stream)
+  // Host time of the run's phases (seconds): binding sizes, importing and placing buffers and
+  // copying inputs; the plugin's launch calls, for kernels and for library calls; waiting for
+  // the work (and copying outputs back).
+  double prepareSeconds = 0, kernelSeconds = 0, librarySeconds = 0, waitSeconds = 0;
+  int kernels = 0, libraryCalls = 0;  ///< launch calls made
 };
+
+/// Whether runInto waits for its work: always on the device's own stream; on an imported one
+/// only when a kernel can fail at run time and the plugin does not raise that on the stream
+/// itself (ABI 1.3 async_stream_failures), or when a copied tensor's buffer is freed on return.
+inline bool runWaits(bool importedStream, bool mayFail, bool asyncStreamFailures, bool copies) {
+  return !importedStream || (mayFail && !asyncStreamFailures) || copies;
+}
 
 class DeviceProgram {
  public:

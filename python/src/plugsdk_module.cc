@@ -92,8 +92,8 @@ std::vector<std::string> outputDtypes(const plugin::DeviceProgram& p) {
 }
 
 /// `stream`: a native stream handle (torch.cuda.current_stream().cuda_stream), 0 for none.
-py::tuple runProgram(const plugin::DeviceProgram& p, const std::vector<TensorTuple>& ins,
-                     const std::vector<TensorTuple>& outs, uintptr_t stream) {
+plugin::TransferStats runStats(const plugin::DeviceProgram& p, const std::vector<TensorTuple>& ins,
+                               const std::vector<TensorTuple>& outs, uintptr_t stream) {
   std::vector<plugin::TensorArg> a, b;
   for (const TensorTuple& t : ins) a.push_back(tensorArg(t));
   for (const TensorTuple& t : outs) b.push_back(tensorArg(t));
@@ -102,7 +102,30 @@ py::tuple runProgram(const plugin::DeviceProgram& p, const std::vector<TensorTup
     py::gil_scoped_release nogil;
     check(p.runInto(a, b, &st, reinterpret_cast<void*>(stream)));
   }
+  return st;
+}
+
+py::tuple runProgram(const plugin::DeviceProgram& p, const std::vector<TensorTuple>& ins,
+                     const std::vector<TensorTuple>& outs, uintptr_t stream) {
+  const plugin::TransferStats st = runStats(p, ins, outs, stream);
   return py::make_tuple(st.imported, st.copied);
+}
+
+/// run, returning what it did and the host time of its phases (profiling).
+py::dict runTimed(const plugin::DeviceProgram& p, const std::vector<TensorTuple>& ins,
+                  const std::vector<TensorTuple>& outs, uintptr_t stream) {
+  const plugin::TransferStats st = runStats(p, ins, outs, stream);
+  py::dict d;
+  d["imported"] = st.imported;
+  d["copied"] = st.copied;
+  d["waited"] = st.waited;
+  d["prepare_s"] = st.prepareSeconds;
+  d["kernel_launch_s"] = st.kernelSeconds;
+  d["library_call_s"] = st.librarySeconds;
+  d["wait_s"] = st.waitSeconds;
+  d["kernels"] = st.kernels;
+  d["library_calls"] = st.libraryCalls;
+  return d;
 }
 
 constexpr const char* kRunDoc =
@@ -241,6 +264,13 @@ PYBIND11_MODULE(_C, m) {
           [](const PyArtifact& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs,
              uintptr_t stream) { return runProgram(*p.a->program, ins, outs, stream); },
           py::arg("ins"), py::arg("outs"), py::arg("stream") = 0, kRunDoc)
+      .def(
+          "run_timed",
+          [](const PyArtifact& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs,
+             uintptr_t stream) { return runTimed(*p.a->program, ins, outs, stream); },
+          py::arg("ins"), py::arg("outs"), py::arg("stream") = 0,
+          "run, returning a dict: imported, copied, waited, the host seconds of its phases (prepare_s, "
+          "kernel_launch_s, library_call_s, wait_s) and the launch calls made (kernels, library_calls).")
       .def_property_readonly("imports_streams", [](const PyArtifact& p) { return p.a->program->importsStreams(); })
       .def_property_readonly(
           "backward",

@@ -1,6 +1,7 @@
 // ABI 1.2's stream_import through the C++ layer and the core: the trampoline's checks, the
 // core's per-handle cache, runs queued on an imported stream that return without waiting
-// unless a kernel can fail at run time (Kernel::mayFail) or a tensor is copied, and a 1.0
+// unless a kernel can fail at run time (Kernel::mayFail) and the device does not raise that
+// on the stream itself (ABI 1.3 async_stream_failures) or a tensor is copied, and a 1.0
 // plugin (no entry) answering UNIMPLEMENTED.
 #include <gtest/gtest.h>
 
@@ -114,6 +115,28 @@ TEST(StreamImport, RunsOnTheCallersStreamWaitOnlyWhenTheyMust) {
   EXPECT_TRUE(st.waited);
   EXPECT_EQ(st.copied, 1);
   EXPECT_EQ(wide, (std::vector<float>{2, 0, 4, 0, -6, 0, 1, 0}));
+}
+
+// ABI 1.3: a device that raises failures on imported streams itself (CUDA's device-side
+// asserts) spares those runs the wait; the field is read only from plugins whose struct has it.
+TEST(StreamImport, AsyncStreamFailuresSpareTheWaitOfRunsThatCanFail) {
+  auto p = Loader({PLUGSDK_SDK_TEST_PLUGIN_DIR}).load("cpptest");
+  ASSERT_TRUE(p.isOk()) << p.status().toString();
+  auto async = Device::open(*p, 0, "async_failures=1");
+  ASSERT_TRUE(async.isOk()) << async.status().toString();
+  EXPECT_TRUE((*async)->caps().asyncStreamFailures);
+  auto plain = Device::open(*p, 0, "");
+  ASSERT_TRUE(plain.isOk());
+  EXPECT_FALSE((*plain)->caps().asyncStreamFailures);
+  auto old = open(PLUGSDK_TEST_PLUGIN_DIR, "frozen_v1_0");
+  ASSERT_TRUE(old);
+  EXPECT_FALSE(old->caps().asyncStreamFailures);
+  // The decision: (imported stream, a kernel can fail, async failures, a tensor copied).
+  EXPECT_TRUE(runWaits(false, false, true, false));  // the device's own stream: always
+  EXPECT_FALSE(runWaits(true, false, false, false));
+  EXPECT_TRUE(runWaits(true, true, false, false));  // a CHECK the core must read
+  EXPECT_FALSE(runWaits(true, true, true, false));  // raised on the caller's stream
+  EXPECT_TRUE(runWaits(true, true, true, true));    // a copy still waits
 }
 
 TEST(StreamImport, KernelsThatCanFailAreTheOnesWithChecksOrIntegerDivision) {

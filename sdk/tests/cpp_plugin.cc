@@ -4,7 +4,8 @@
 // kernels that compile always and run only when trivial (f32 loads, constants, index
 // values, add/sub/mul, plain stores, no loops); anything else launches as UNIMPLEMENTED.
 // Client options make it fail on purpose: "throw=runtime|bad_alloc|int" (device_count
-// throws), "init=throw|fail" (client_create throws or returns an error).
+// throws), "init=throw|fail" (client_create throws or returns an error); "async_failures=1"
+// reports ABI 1.3's async_stream_failures.
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -60,6 +61,7 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
  public:
   sdk::Status initialize(const sdk::Options& options) override {
     throw_ = options.get("throw");
+    asyncFailures_ = options.get("async_failures") == "1";
     if (options.get("init") == "throw") throw std::runtime_error("initialize was asked to throw");
     if (options.get("init") == "fail") return sdk::unavailable("initialize was asked to fail");
     return sdk::Status::ok();
@@ -83,6 +85,7 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
     d.maxKernelStmts = 64;
     d.fusesHorizontal = true;
     d.takesSubgraphs = false;
+    d.asyncStreamFailures = asyncFailures_;
     return d;
   }
 
@@ -219,6 +222,7 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
 
  private:
   std::string throw_;
+  bool asyncFailures_ = false;  ///< option async_failures=1: report ABI 1.3's async_stream_failures
 };
 
 }  // namespace

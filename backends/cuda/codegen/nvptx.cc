@@ -19,6 +19,7 @@
 #include <llvm/Target/TargetMachine.h>
 
 #include "backends/cuda/codegen/block_group.h"
+#include "backends/cuda/codegen/device_assert.h"
 #include "backends/cuda/codegen/kernel_wrapper.h"
 #include "backends/llvm_lowering/lowering.h"
 
@@ -93,10 +94,11 @@ std::string printModule(const llvm::Module& m) {
 
 /// Links the libdevice functions `m` calls, or names the first one that cannot be had.
 sdk::Status linkLibdevice(llvm::Module& m, const std::string& path, const std::string& kernel) {
-  // The lowering calls libm by its C names; libdevice has each as __nv_<name>.
+  // The lowering calls libm by its C names; libdevice has each as __nv_<name>. The device
+  // assert (device_assert.h) is the driver's, not libdevice's.
   std::string needed;
   for (llvm::Function& f : m) {
-    if (!f.isDeclaration() || f.isIntrinsic()) continue;
+    if (!f.isDeclaration() || f.isIntrinsic() || f.getName() == "__assertfail") continue;
     if (!f.getName().starts_with("__nv_")) f.setName("__nv_" + f.getName());
     needed = f.getName().str();
   }
@@ -148,6 +150,8 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
   const bool heavy = mathCalls(k) > kMostMathForLanes;
   target.f32Lanes = heavy ? 1 : options.lanes;
   target.stopOnFailure = false;
+  static const DeviceAssert deviceAssert;  // stateless
+  target.raiser = &deviceAssert;
   // Transcendentals: the lowering's polynomials (measured on the H100: libdevice's expf made
   // the row softmax 13% slower, its sinf/cosf were no faster), libdevice for what they lack.
   ThreadMapping mapping;

@@ -137,6 +137,20 @@ TEST(CudaCodegen, RowReductionAndEveryStatementKind) {
   EXPECT_GE(count(p->ptx, "atom.global.cas.b32") + count(p->ptx, "atom.cas.b32"), 2u) << p->ptx;
   ASSERT_EQ(p->checkMessages.size(), 1u);
   EXPECT_EQ(p->checkMessages[0], "index out of range");
+  // Failures are also raised as device-side asserts where the launch sets bit 0 of the status
+  // pointer (imported streams): CUDA's __assertfail with the CHECK's message, the pointer
+  // masked before use.
+  EXPECT_NE(p->ptx.find(".extern .func __assertfail"), std::string::npos) << p->ptx;
+  EXPECT_GE(count(p->ptx, "call.uni \n\t__assertfail") + count(p->ptx, "__assertfail,"), 2u) << p->ptx;
+  // PTX spells strings as byte lists (each entry copy, plain and aligned, has its own).
+  auto bytes = [](const std::string& s) {
+    std::string out;
+    for (char c : s) out += (out.empty() ? "" : ", ") + std::to_string(static_cast<int>(c));
+    return out;
+  };
+  EXPECT_GE(count(p->ptx, bytes("index out of range") + "}"), 1u) << p->ptx;
+  EXPECT_GE(count(p->ptx, bytes("kernel @all") + "}"), 1u) << p->ptx;
+  EXPECT_NE(p->ptx.find("-2;"), std::string::npos) << "the status pointer's bit 0 masked off:\n" << p->ptx;
 }
 
 // A pointwise kernel is lanes-per-thread: its aligned copy moves 4 f32 in one 128-bit access,

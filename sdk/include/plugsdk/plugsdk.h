@@ -1,10 +1,10 @@
 /*
  * plugsdk.h -- the stable C ABI between the plugsdk core and backend plugins.
  *
- * ABI 1.2 (1.1 plus stream_import and mixed-precision prims.matmul; 1.1 is 1.0 plus
- * buffer_import). 1.0 and 1.1
- * are frozen: copies live in sdk/tests/abi_v1_0 and abi_v1_1, and a test checks that every later header
- * keeps their layouts. docs/abi/reference.md documents every field;
+ * ABI 1.3 (1.2 plus device_info.async_stream_failures; 1.2 is 1.1 plus stream_import and
+ * mixed-precision prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0, 1.1 and 1.2 are frozen:
+ * copies live in sdk/tests/abi_v1_0, abi_v1_1 and abi_v1_2, and a test checks that every later
+ * header keeps their layouts. docs/abi/reference.md documents every field;
  * docs/abi/CHANGELOG.md records each version.
  *
  * Standalone C11: includes only <stddef.h>, <stdint.h> and <stdbool.h>. No C++ type and no
@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 #define PLUGSDK_ABI_VERSION_MAJOR 1
-#define PLUGSDK_ABI_VERSION_MINOR 2
+#define PLUGSDK_ABI_VERSION_MINOR 3
 
 #if defined(_WIN32)
 #define PLUGSDK_EXPORT __declspec(dllexport)
@@ -312,6 +312,12 @@ typedef struct plugsdk_device_info {
   bool fuses_reduction_epilogue;
   bool fuses_multi_reduction;
   bool takes_subgraphs; /* compile_subgraph is implemented */
+  /* ABI 1.3 (read only when struct_size covers it; false before). A run-time failure (a
+   * CHECK, an integer division by zero) of a launch on an imported stream (stream_import) is
+   * raised on that stream by the native runtime itself, as its own kernels' assertions are
+   * (CUDA: a device-side assert, which every later call on the context reports), so the
+   * core need not wait for such launches to report it. */
+  bool async_stream_failures;
 } plugsdk_device_info_t;
 
 /* ---- function argument structs ---------------------------------------------------------- */
@@ -440,7 +446,8 @@ typedef struct plugsdk_stream_create_args {
  * queue or list; what `native` is, is the plugin's to document), so the core's work is ordered
  * with the caller's work there (torch's current stream) without host waits. Borrowed: the
  * caller keeps the native stream alive until stream_destroy, which releases the handle only.
- * A failed kernel CHECK on it is returned by its next stream_synchronize, as on any stream.
+ * A failed kernel CHECK on it is returned by its next stream_synchronize, as on any stream;
+ * with device_info.async_stream_failures (1.3) the native runtime raises it instead.
  * A plugin that cannot wrap the native object returns UNIMPLEMENTED. */
 typedef struct plugsdk_stream_import_args {
   size_t struct_size;

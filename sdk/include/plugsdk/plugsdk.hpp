@@ -245,6 +245,8 @@ struct DeviceInfo {
   bool fusesReductionEpilogue = false;
   bool fusesMultiReduction = false;
   bool takesSubgraphs = false;  ///< only with Backend::kTakesSubgraphs
+  /// ABI 1.3: failures of launches on imported streams are raised by the native runtime.
+  bool asyncStreamFailures = false;
 };
 
 /// PLUGSDK_DTYPE_BIT of each dtype, or-ed: `dtypeBits({PLUGSDK_DTYPE_F32, PLUGSDK_DTYPE_I64})`.
@@ -736,6 +738,7 @@ struct Plugin {
       c.fuses_reduction_epilogue = d->fusesReductionEpilogue;
       c.fuses_multi_reduction = d->fusesMultiReduction;
       c.takes_subgraphs = d->takesSubgraphs;
+      c.async_stream_failures = d->asyncStreamFailures;
       // Only the bytes the caller has; struct_size then says how much was filled.
       std::memcpy(static_cast<void*>(a->info), &c, c.struct_size);
       return Status::ok();
