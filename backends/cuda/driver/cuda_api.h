@@ -82,6 +82,7 @@ constexpr unsigned kEventDisableTiming = 2;  ///< CU_EVENT_DISABLE_TIMING
   X(primaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", CUresult(CUdevice))                                       \
   X(ctxPushCurrent, "cuCtxPushCurrent_v2", CUresult(CUcontext))                                                  \
   X(ctxPopCurrent, "cuCtxPopCurrent_v2", CUresult(CUcontext*))                                                   \
+  X(ctxGetCurrent, "cuCtxGetCurrent", CUresult(CUcontext*))                                                      \
   X(ctxSynchronize, "cuCtxSynchronize", CUresult())                                                              \
   X(memGetInfo, "cuMemGetInfo_v2", CUresult(size_t*, size_t*))                                                   \
   X(memAlloc, "cuMemAlloc_v2", CUresult(CUdeviceptr*, size_t))                                                   \

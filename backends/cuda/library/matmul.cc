@@ -1,6 +1,8 @@
 // The matmul executable (matmul.h).
 #include "backends/cuda/library/matmul.h"
 
+#include <algorithm>
+
 #include "backends/cuda/runtime/device.h"
 #include "backends/llvm_lowering/dtypes.h"
 
@@ -190,39 +192,66 @@ sdk::StatusOr<const MatmulExecutable::Prepared*> MatmulExecutable::prepare(const
   return out;
 }
 
-sdk::Status MatmulExecutable::launch(const CUdeviceptr args[3], const std::vector<int64_t>& symbols, CUstream stream) {
+sdk::StatusOr<const MatmulExecutable::Setup*> MatmulExecutable::setupFor(const CUdeviceptr args[3],
+                                                                         const std::vector<int64_t>& symbols) {
+  if (last_ && last_->symbols == symbols && std::equal(args, args + 3, last_->args)) return &*last_;
+  last_.reset();
+  Setup s;
+  s.symbols = symbols;
+  std::copy(args, args + 3, s.args);
   sdk::StatusOr<MatmulShape> shape = MatmulShape::eval(call_, symbols);
   if (!shape.isOk()) return shape.status();
   std::optional<LtPlan> plan;
   if (lt_->lt && ltDtype()) plan = planCublasLt(*shape);
-  if (!plan) return runKernel(args, symbols, stream);
-  sdk::Status st = lt_->ready();
-  if (!st.isOk()) return st;
+  if (plan) {
+    sdk::Status st = lt_->ready();
+    if (!st.isOk()) return st;
+    const uint64_t eb = lowering::dtypeBytes(call_.a.dtype), ed = lowering::dtypeBytes(call_.out.dtype);
+    s.a = args[0] + static_cast<uint64_t>(shape->aOffset) * eb;
+    s.b = args[1] + static_cast<uint64_t>(shape->bOffset) * eb;
+    s.out = args[2] + static_cast<uint64_t>(shape->outOffset) * ed;
+    // An unaligned result: computed into an aligned temporary (cuMemAlloc: 256-byte aligned,
+    // whichever it is), then copied into place; it runs as aligned parts (alignedRowParts).
+    s.paddedLd = paddedResultLd(*plan, shape->k, ed, alignmentOf(s.out));
+    s.plan = *plan;
+    s.copy = s.plan;
+    if (s.paddedLd > 0) {
+      s.plan.D.ld = s.paddedLd;
+      s.scratchBytes = static_cast<size_t>(s.paddedLd) * s.plan.D.cols * ed;
+    }
+    s.parts = s.paddedLd > 0 ? alignedRowParts(s.plan, ed) : std::vector<RowPart>{{s.plan, 0, 0}};
+    for (const RowPart& part : s.parts) {
+      const CUdeviceptr callA = plan->swapped ? s.a : s.a + static_cast<uint64_t>(part.aOffset) * eb;
+      const CUdeviceptr callB = plan->swapped ? s.b + static_cast<uint64_t>(part.aOffset) * eb : s.b;
+      const CUdeviceptr d = s.paddedLd > 0 ? CUdeviceptr{256} : s.out;  // only its alignment is read
+      const CUdeviceptr ptrs[3] = {callA, callB, d + static_cast<uint64_t>(part.dOffset) * ed};
+      sdk::StatusOr<const Prepared*> pr = prepare(part.plan, ptrs);
+      if (!pr.isOk()) return pr.status();
+      if (!*pr) {  // no cuBLASLt algorithm: the generated kernel, in place
+        s.prepared.clear();
+        break;
+      }
+      s.prepared.push_back(*pr);
+    }
+  }
+  last_ = std::move(s);
+  return &*last_;
+}
+
+sdk::Status MatmulExecutable::launch(const CUdeviceptr args[3], const std::vector<int64_t>& symbols, CUstream stream) {
+  // The setup of the last launch is kept: a model calls each matmul with the same symbols and
+  // pointers every time (its shape, plan and cuBLASLt descriptors cost more host time than
+  // cublasLtMatmul itself).
+  sdk::StatusOr<const Setup*> setup = setupFor(args, symbols);
+  if (!setup.isOk()) return setup.status();
+  const Setup& s = **setup;
+  if (s.prepared.empty()) return runKernel(args, symbols, stream);
   const uint64_t eb = lowering::dtypeBytes(call_.a.dtype), ed = lowering::dtypeBytes(call_.out.dtype);
-  const CUdeviceptr a = args[0] + static_cast<uint64_t>(shape->aOffset) * eb;
-  const CUdeviceptr b = args[1] + static_cast<uint64_t>(shape->bOffset) * eb;
-  const CUdeviceptr out = args[2] + static_cast<uint64_t>(shape->outOffset) * ed;
-  // An unaligned result: computed into an aligned temporary, then copied into place.
-  const int64_t paddedLd = paddedResultLd(*plan, shape->k, ed, alignmentOf(out));
-  const int64_t outLd = plan->D.ld;
-  CUdeviceptr d = out;
-  if (paddedLd > 0) {
-    sdk::StatusOr<CUdeviceptr> tmp = lt_->scratchOf(static_cast<size_t>(paddedLd) * plan->D.cols * ed);
+  CUdeviceptr d = s.out;
+  if (s.paddedLd > 0) {
+    sdk::StatusOr<CUdeviceptr> tmp = lt_->scratchOf(s.scratchBytes);
     if (!tmp.isOk()) return tmp.status();
     d = *tmp;
-    plan->D.ld = paddedLd;
-  }
-  // A padded result runs as aligned parts (alignedRowParts); in place, as one.
-  const std::vector<RowPart> parts = paddedLd > 0 ? alignedRowParts(*plan, ed) : std::vector<RowPart>{{*plan, 0, 0}};
-  std::vector<const Prepared*> prepared;
-  for (const RowPart& part : parts) {
-    const CUdeviceptr callA = plan->swapped ? a : a + static_cast<uint64_t>(part.aOffset) * eb;
-    const CUdeviceptr callB = plan->swapped ? b + static_cast<uint64_t>(part.aOffset) * eb : b;
-    const CUdeviceptr ptrs[3] = {callA, callB, d + static_cast<uint64_t>(part.dOffset) * ed};
-    sdk::StatusOr<const Prepared*> pr = prepare(part.plan, ptrs);
-    if (!pr.isOk()) return pr.status();
-    if (!*pr) return runKernel(args, symbols, stream);  // no cuBLASLt algorithm: the generated kernel, in place
-    prepared.push_back(*pr);
   }
   const lt::Api& L = *lt_->lt;
   const float one = 1, zero = 0;
@@ -230,43 +259,43 @@ sdk::Status MatmulExecutable::launch(const CUdeviceptr args[3], const std::vecto
   const bool f64 = call_.a.dtype == PLUGSDK_DTYPE_F64;
   const void* alpha = f64 ? static_cast<const void*>(&oneD) : &one;
   const void* beta = f64 ? static_cast<const void*>(&zeroD) : &zero;
-  for (size_t pi = 0; pi < parts.size(); ++pi) {
-    const LtPlan& pl = parts[pi].plan;
-    const Prepared& pr = *prepared[pi];
+  for (size_t pi = 0; pi < s.parts.size(); ++pi) {
+    const LtPlan& pl = s.parts[pi].plan;
+    const Prepared& pr = *s.prepared[pi];
     // The outer batch dims the plan could not flatten, one cuBLASLt call per point.
     std::vector<int64_t> at(pl.outerSizes.size(), 0);
     for (;;) {
-      int64_t oa = parts[pi].aOffset, ob = 0, od = parts[pi].dOffset;
+      int64_t oa = s.parts[pi].aOffset, ob = 0, od = s.parts[pi].dOffset;
       for (size_t i = 0; i < at.size(); ++i) {
         oa += at[i] * pl.outerA[i];
         ob += at[i] * pl.outerB[i];
         od += at[i] * pl.outerD[i];
       }
-      const CUdeviceptr ltA = (pl.swapped ? b : a) + static_cast<uint64_t>(oa) * eb;
-      const CUdeviceptr ltB = (pl.swapped ? a : b) + static_cast<uint64_t>(ob) * eb;
+      const CUdeviceptr ltA = (pl.swapped ? s.b : s.a) + static_cast<uint64_t>(oa) * eb;
+      const CUdeviceptr ltB = (pl.swapped ? s.a : s.b) + static_cast<uint64_t>(ob) * eb;
       const CUdeviceptr ltD = d + static_cast<uint64_t>(od) * ed;
-      st = L.check(L.matmul(lt_->handle, pr.desc, alpha, reinterpret_cast<const void*>(ltA), pr.a,
-                            reinterpret_cast<const void*>(ltB), pr.b, beta, reinterpret_cast<const void*>(ltD), pr.d,
-                            reinterpret_cast<void*>(ltD), pr.d, &pr.algo, reinterpret_cast<void*>(lt_->workspace),
-                            lt_->workspaceBytes, stream),
-                   "prims.matmul: cublasLtMatmul (" + pl.describe() + ")");
-      if (!st.isOk()) return st;
+      const lt::Status r = L.matmul(lt_->handle, pr.desc, alpha, reinterpret_cast<const void*>(ltA), pr.a,
+                                    reinterpret_cast<const void*>(ltB), pr.b, beta, reinterpret_cast<const void*>(ltD),
+                                    pr.d, reinterpret_cast<void*>(ltD), pr.d, &pr.algo,
+                                    reinterpret_cast<void*>(lt_->workspace), lt_->workspaceBytes, stream);
+      if (r != lt::kSuccess) return L.check(r, "prims.matmul: cublasLtMatmul (" + pl.describe() + ")");
       size_t i = at.size();
       while (i > 0 && ++at[i - 1] == pl.outerSizes[i - 1]) at[--i] = 0;
       if (i == 0) break;
     }
   }
-  if (paddedLd == 0) return sdk::Status::ok();
+  if (s.paddedLd == 0) return sdk::Status::ok();
   Memcpy2D copy;
   copy.srcMemoryType = copy.dstMemoryType = kMemoryTypeDevice;
   copy.srcDevice = d;
-  copy.srcPitch = static_cast<size_t>(paddedLd) * ed;
-  copy.dstDevice = out;
-  copy.dstPitch = static_cast<size_t>(outLd) * ed;
-  copy.WidthInBytes = plan->D.rows * ed;
-  copy.Height = plan->D.cols;
-  return lt_->api->check(lt_->api->memcpy2DAsync(&copy, stream),
-                         "prims.matmul: copying the padded result into place (" + plan->describe() + ")");
+  copy.srcPitch = static_cast<size_t>(s.paddedLd) * ed;
+  copy.dstDevice = s.out;
+  copy.dstPitch = static_cast<size_t>(s.copy.D.ld) * ed;
+  copy.WidthInBytes = s.copy.D.rows * ed;
+  copy.Height = s.copy.D.cols;
+  const CUresult r = lt_->api->memcpy2DAsync(&copy, stream);
+  if (r == CUDA_SUCCESS) return sdk::Status::ok();
+  return lt_->api->check(r, "prims.matmul: copying the padded result into place (" + s.copy.describe() + ")");
 }
 
 }  // namespace plugsdk::cuda

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,19 @@ class MatmulExecutable {
 
  private:
   struct Prepared;
+  /// What a launch with these symbols and pointers runs (kept for the next launch).
+  struct Setup {
+    std::vector<int64_t> symbols;
+    CUdeviceptr args[3] = {0, 0, 0};
+    CUdeviceptr a = 0, b = 0, out = 0;  ///< the operands' first elements
+    LtPlan plan;                        ///< D's ld padded when paddedLd > 0
+    LtPlan copy;                        ///< the plan as the result is laid out (the padded copy's target)
+    int64_t paddedLd = 0;
+    size_t scratchBytes = 0;
+    std::vector<RowPart> parts;
+    std::vector<const Prepared*> prepared;  ///< one per part; empty: the generated kernel runs it
+  };
+  sdk::StatusOr<const Setup*> setupFor(const CUdeviceptr args[3], const std::vector<int64_t>& symbols);
   sdk::Status runKernel(const CUdeviceptr args[3], const std::vector<int64_t>& symbols, CUstream stream);
   sdk::StatusOr<const Prepared*> prepare(const LtPlan& p, const CUdeviceptr ptrs[3]);
   bool ltDtype() const;
@@ -60,6 +74,7 @@ class MatmulExecutable {
   std::unique_ptr<BuiltKernel> built_;
   std::unique_ptr<LoadedKernel> kernel_;
   std::map<std::string, std::unique_ptr<Prepared>> prepared_;
+  std::optional<Setup> last_;
   std::string log_;
 };
 

@@ -33,16 +33,22 @@ void closeDevices(const DriverApi& api, std::vector<Device>& devices);
 /// context is restored: torch may have one).
 class ContextGuard {
  public:
-  ContextGuard(const DriverApi& api, CUcontext context) : api_(api) { api_.ctxPushCurrent(context); }
+  /// Nothing to push when `context` is current already (torch's thread, every launch).
+  ContextGuard(const DriverApi& api, CUcontext context) : api_(api) {
+    CUcontext current = nullptr;
+    pushed_ = api_.ctxGetCurrent(&current) != CUDA_SUCCESS || current != context;
+    if (pushed_) api_.ctxPushCurrent(context);
+  }
   ~ContextGuard() {
     CUcontext popped = nullptr;
-    api_.ctxPopCurrent(&popped);
+    if (pushed_) api_.ctxPopCurrent(&popped);
   }
   ContextGuard(const ContextGuard&) = delete;
   ContextGuard& operator=(const ContextGuard&) = delete;
 
  private:
   const DriverApi& api_;
+  bool pushed_ = false;
 };
 
 }  // namespace plugsdk::cuda

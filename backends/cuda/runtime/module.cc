@@ -118,9 +118,10 @@ sdk::Status launchKernel(const LoadedKernel& k, const std::vector<CUdeviceptr>& 
   for (const int64_t& s : symbols) params.push_back(const_cast<int64_t*>(&s));
   for (int64_t& g : grid) params.push_back(&g);
   params.push_back(&status);
-  return k.api->check(k.api->launchKernel(k.function, static_cast<unsigned>(blocks), static_cast<unsigned>(splits), 1,
-                                          map.blockThreads, 1, 1, 0, stream, params.data(), nullptr),
-                      "kernel @" + k.name + ": launch");
+  const CUresult r = k.api->launchKernel(k.function, static_cast<unsigned>(blocks), static_cast<unsigned>(splits), 1,
+                                         map.blockThreads, 1, 1, 0, stream, params.data(), nullptr);
+  if (r == CUDA_SUCCESS) return sdk::Status::ok();  // (no message built per launch)
+  return k.api->check(r, "kernel @" + k.name + ": launch");
 }
 
 }  // namespace plugsdk::cuda

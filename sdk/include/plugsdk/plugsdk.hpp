@@ -1102,12 +1102,14 @@ struct Plugin {
                                 std::to_string(base.numSymbols()));
       std::vector<BufferT*> buffers(a->num_buffers, nullptr);
       for (size_t i = 0; i < a->num_buffers; ++i) {
-        const std::string field = "buffers[" + std::to_string(i) + "]";
+        // The field's name is built only for an error (launch is the hot path).
+        auto field = [i] { return "buffers[" + std::to_string(i) + "]"; };
         if (!a->buffers[i]) {
           if (base.origin() == Executable::Origin::kLibrary) continue;  // an absent optional input
-          return argError(fn, "args->" + field + " is NULL");
+          return argError(fn, "args->" + field() + " is NULL");
         }
-        PLUGSDK_RETURN_IF_ERROR(buffer(fn, field.c_str(), a->buffers[i], b, &buffers[i]));
+        if (!buffer(fn, "buffers[]", a->buffers[i], b, &buffers[i]).isOk())
+          return buffer(fn, field().c_str(), a->buffers[i], b, &buffers[i]);
         if (offsets[i] > buffers[i]->bytes())
           return argError(fn, "args->offsets[" + std::to_string(i) + "] (" + std::to_string(offsets[i]) +
                                   ") is past the end of its buffer of " + std::to_string(buffers[i]->bytes()) +
