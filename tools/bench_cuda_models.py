@@ -1,11 +1,16 @@
 #!/usr/bin/env python3
 """Issue 9's model table on the GPU machine: resnet50 and vit_b_16 (timm), BERT-base and
-GPT-2 (transformers), random weights, bf16 autocast, inference; eager, inductor and plugsdk
-(torch.compile(backend="plugsdk", options={"device": "cuda"})) in one process. Per model:
-median time of R x N calls (CUDA events), the cold compile time (the first call), the
-largest difference from eager, and plugsdk / inductor. Run through tools/device_cuda_python.sh:
+GPT-2 (transformers), random weights, bf16 autocast, inference (or, with --train, one
+training step: forward, the mean of the output as the loss, backward); eager, inductor and
+plugsdk (torch.compile(backend="plugsdk", options={"device": "cuda"})) in one process. Per
+model: median time of R x N calls (CUDA events), the cold compile time (the first call), the
+largest difference from eager (the output; in training the loss and the first weight's
+gradient), and plugsdk / inductor. Dropout is off (the models' configs) so training steps
+compare. Run through tools/device_cuda_python.sh:
 
-    bash tools/device_cuda_python.sh python3 tools/bench_cuda_models.py [MODEL ...]
+    bash tools/device_cuda_python.sh python3 tools/bench_cuda_models.py [--train] [--ro] [MODEL ...]
+
+--ro (inference) adds plugsdk under mode="reduce-overhead" (CUDA graphs); --ro-all inductor too.
 """
 import statistics
 import sys
@@ -16,6 +21,11 @@ import torch
 import plugsdk  # registers backend="plugsdk" with Dynamo
 
 R, N = 5, 5
+# (column, inductor's mode, plugsdk's options): --ro adds plugsdk under mode="reduce-overhead"
+# (CUDA graphs), --ro-all inductor too.
+CONFIGS = [("inductor", None, None), ("plugsdk", None, {"device": "cuda"})]
+RO_CONFIGS = [("inductor_ro", "reduce-overhead", None),
+              ("plugsdk_ro", None, {"device": "cuda", "mode": "reduce-overhead"})]
 
 
 def models():
@@ -29,11 +39,13 @@ def models():
 
     def bert():
         from transformers import BertConfig, BertModel
-        return BertModel(BertConfig()), (torch.randint(0, 30000, (16, 128)),)
+        config = BertConfig(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+        return BertModel(config), (torch.randint(0, 30000, (16, 128)),)
 
     def gpt2():
         from transformers import GPT2Config, GPT2LMHeadModel
-        return GPT2LMHeadModel(GPT2Config()), (torch.randint(0, 50000, (8, 256)),)
+        config = GPT2Config(resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0)
+        return GPT2LMHeadModel(config), (torch.randint(0, 50000, (8, 256)),)
 
     return {"resnet50": resnet50, "vit_b_16": vit_b_16, "bert": bert, "gpt2": gpt2}
 
@@ -73,31 +85,94 @@ def run(name, make):
         want = first_tensor(model(*args)).float()
         row["eager"] = timed(model, args)
         reports_before = len(plugsdk.explain())
-        for backend, opts in (("inductor", None), ("plugsdk", {"device": "cuda"})):
+        for backend, mode, opts in CONFIGS:
             torch._dynamo.reset()
             try:
-                c = torch.compile(model, backend=backend, options=opts) if opts else torch.compile(model)
+                if opts:
+                    c = torch.compile(model, backend="plugsdk", options=opts)
+                else:
+                    c = torch.compile(model, mode=mode) if mode else torch.compile(model)
                 t0 = time.time()
                 got = first_tensor(c(*args)).float()
                 torch.cuda.synchronize()
                 row[backend + "_compile"] = time.time() - t0
                 row[backend + "_err"] = (got - want).abs().max().item()
                 row[backend] = timed(c, args)
+                # The last call's output too (under reduce-overhead, a graph replay's).
+                got = first_tensor(c(*args)).float()
+                row[backend + "_err"] = max(row[backend + "_err"], (got - want).abs().max().item())
             except Exception as ex:  # reported in the table, the other rows still run
                 row[backend + "_error"] = f"{type(ex).__name__}: {str(ex).splitlines()[0][:160]}"
+            if backend == "plugsdk_ro":
+                info = plugsdk.cache_info()
+                row["graphs"] = {k: info[k] for k in ("cuda_graph_replays", "cuda_graph_unrecorded_calls")}
         rep = plugsdk.explain()[reports_before:]
         row["partitions"] = (sum(r.compiled_partitions for r in rep), sum(r.eager_partitions for r in rep))
         row["fallbacks"] = sorted({f"{f.op}: {f.reason[:200]}" for r in rep for f in r.fallbacks})
     return row
 
 
+def run_train(name, make):
+    """One training step per call: forward under bf16 autocast, loss = mean of the output
+    times a fixed random tensor (the plain mean of a layer-normed output is ~0 whatever the
+    weights: its value and gradients are noise, which compared as 186% off for BERT), backward
+    (gradients accumulate; their size does not change the step's work). Errors: the loss's
+    relative difference and the first weight's gradient as ||g - g_eager|| / ||g_eager||."""
+    torch.manual_seed(0)
+    model, args = make()
+    model = model.cuda().train()
+    args = tuple(a.cuda() for a in args)
+    weight = next(p for p in model.parameters() if p.requires_grad)
+    row = {"model": name}
+    probe = []
+
+    def step(fn):
+        def go(*a):
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                out = first_tensor(fn(*a)).float()
+            if not probe:
+                gen = torch.Generator(device=out.device).manual_seed(1)
+                probe.append(torch.randn(out.shape, device=out.device, generator=gen))
+            loss = (out * probe[0]).mean()
+            loss.backward()
+            return loss
+        return go
+
+    model.zero_grad(set_to_none=True)
+    want = step(model)(*args).item()
+    want_grad = weight.grad.detach().clone()
+    row["eager"] = timed(step(model), args)
+    reports_before = len(plugsdk.explain())
+    for backend, opts in (("inductor", None), ("plugsdk", {"device": "cuda"})):
+        torch._dynamo.reset()
+        try:
+            c = torch.compile(model, backend=backend, options=opts) if opts else torch.compile(model)
+            model.zero_grad(set_to_none=True)
+            t0 = time.time()
+            got = step(c)(*args).item()
+            torch.cuda.synchronize()
+            row[backend + "_compile"] = time.time() - t0
+            grad_err = (weight.grad - want_grad).norm().item() / max(want_grad.norm().item(), 1e-30)
+            row[backend + "_err"] = max(abs(got - want) / max(abs(want), 1e-30), grad_err)
+            row[backend] = timed(step(c), args)
+        except Exception as ex:
+            row[backend + "_error"] = f"{type(ex).__name__}: {str(ex).splitlines()[0][:160]}"
+    rep = plugsdk.explain()[reports_before:]
+    row["partitions"] = (sum(r.compiled_partitions for r in rep), sum(r.eager_partitions for r in rep))
+    row["fallbacks"] = sorted({f"{f.op}: {f.reason[:200]}" for r in rep for f in r.fallbacks})
+    return row
+
+
 def main():
-    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; bf16 autocast, inference, "
-          f"medians of {R} x {N} calls")
-    wanted = sys.argv[1:] or list(models())
+    train = "--train" in sys.argv
+    if "--ro" in sys.argv or "--ro-all" in sys.argv:
+        CONFIGS.extend(RO_CONFIGS if "--ro-all" in sys.argv else RO_CONFIGS[1:])
+    wanted = [a for a in sys.argv[1:] if not a.startswith("--")] or list(models())
+    print(f"device: {torch.cuda.get_device_name()}; torch {torch.__version__}; bf16 autocast, "
+          f"{'one training step (relative diffs)' if train else 'inference'}, medians of {R} x {N} calls")
     rows = []
     for name in wanted:
-        rows.append(run(name, models()[name]))
+        rows.append((run_train if train else run)(name, models()[name]))
         r = rows[-1]
 
         def ms(k):
@@ -107,10 +182,19 @@ def main():
             return f"{r[k]:6.1f} s" if k in r else "     - "
 
         ratio = f"{r['plugsdk'] / r['inductor']:.2f}" if "plugsdk" in r and "inductor" in r else "-"
+        if train:
+            print(f"{'':10s} relative error (loss, first weight's gradient): inductor "
+                  f"{r.get('inductor_err', float('nan')):.3g}, plugsdk {r.get('plugsdk_err', float('nan')):.3g}")
         print(f"{name:10s} eager {ms('eager')} | inductor {ms('inductor')} (compile {s('inductor_compile')}) | "
               f"plugsdk {ms('plugsdk')} (compile {s('plugsdk_compile')}, max diff {r.get('plugsdk_err', float('nan')):.3g}, "
               f"partitions compiled/eager {r.get('partitions')}) | plugsdk/inductor {ratio}", flush=True)
-        for k in ("inductor_error", "plugsdk_error"):
+        if "plugsdk_ro" in r or "inductor_ro" in r:
+            ratio = f"{r['plugsdk_ro'] / r['inductor_ro']:.2f}" if "plugsdk_ro" in r and "inductor_ro" in r else "-"
+            print(f"{'':10s} reduce-overhead: inductor {ms('inductor_ro')} (compile {s('inductor_ro_compile')}) | "
+                  f"plugsdk {ms('plugsdk_ro')} (compile {s('plugsdk_ro_compile')}, max diff "
+                  f"{r.get('plugsdk_ro_err', float('nan')):.3g}) | plugsdk/inductor {ratio} | "
+                  f"plugsdk cuda graphs: {r.get('graphs')}", flush=True)
+        for k in ("inductor_error", "plugsdk_error", "inductor_ro_error", "plugsdk_ro_error"):
             if k in r:
                 print(f"           {k}: {r[k]}", flush=True)
         for f in r.get("fallbacks", []):
