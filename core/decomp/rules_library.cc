@@ -5,7 +5,7 @@
 // safe softmax of its scores between two such products. f16/bf16 operands accumulate in
 // f32, as the library ops promise; integer ones wrap in their own dtype. On a device that
 // implements prims.matmul but not prims.convolution, a convolution becomes im2col (its
-// windows gathered into [N, G, Cg*K, O]) and one batched prims.matmul with the weight.
+// windows gathered into columns) and one prims.matmul with the weight.
 #include <cmath>
 #include <limits>
 
@@ -108,28 +108,44 @@ V directConvolution(Emitter& e, V x, V w, const std::vector<SymExpr>& stride, co
   return e.reshape(y, out);
 }
 
-/// The same as one matmul: the windows permuted to [N, G, Cg, K..., O...] and flattened to
-/// the columns [N, G, Cg*K, O] (im2col), the weight [G, OCg, Cg*K] times them (broadcast
-/// over N): [N, G, OCg, O] is the result's [N, OC, O...] as it lies. In the operands' own
-/// dtype: prims.matmul accumulates f16/bf16 in f32 and rounds once, as the loops would.
+/// The same as one matmul (im2col). Two layouts of the columns:
+/// - a row per input channel and kernel offset, [N, G, Cg*K, O]: the weight [G, OCg, Cg*K]
+///   times them (broadcast over N) gives [N, G, OCg, O], the result's [N, OC, O...] as it
+///   lies. Taken when a row of O points starts 16-byte aligned (GEMM libraries' fast kernels
+///   need it), so the consumers read the result in their own order;
+/// - otherwise a row per output point, [N, G, O, Cg*K], times the weight as [G, Cg*K, OCg]
+///   (a transposed view): [N, G, O, OCg], one GEMM of N*O rows when G is 1, read by the
+///   consumers through a permute. resnet's 14x14 and 7x7 stages (rows of 196 and 49
+///   points: 392 and 98 bytes in bf16) took one small GEMM per image on slow kernels.
+/// In the operands' own dtype: prims.matmul accumulates f16/bf16 in f32 and rounds once, as
+/// the loops would.
 V im2colConvolution(Emitter& e, V x, V w, const std::vector<SymExpr>& stride, const std::vector<SymExpr>& dilation,
                     const Shape& outSpatial) {
   if (!e.ok()) return nullptr;
   const Shape xs = e.shape(x), ws = e.shape(w);
   const size_t k = xs.size() - 2;
-  V windows = windowsOf(e, x, w, stride, dilation, outSpatial);
-  std::vector<int64_t> perm{0, 1, 2};
+  V windows = windowsOf(e, x, w, stride, dilation, outSpatial);  // [N, G, Cg, O..., K...]
   SymExpr kernel(1), points(1);
   for (size_t i = 0; i < k; ++i) {
-    perm.push_back(static_cast<int64_t>(3 + k + i));
     kernel = kernel * ws[3 + i];
-  }
-  for (size_t i = 0; i < k; ++i) {
-    perm.push_back(static_cast<int64_t>(3 + i));
     points = points * outSpatial[i];
   }
-  V cols = e.reshape(e.permute(windows, perm), {xs[0], ws[0], ws[2] * kernel, points});
-  V y = e.matmul(e.reshape(w, {ws[0], ws[1], ws[2] * kernel}), cols);  // [N, G, OCg, O]
+  const std::optional<int64_t> o = points.constant();
+  const bool pointRows = o && (*o * ir::dtypeSize(e.dtype(x))) % 16 != 0;
+  std::vector<int64_t> perm{0, 1};
+  if (!pointRows) perm.push_back(2);
+  for (size_t i = 0; i < k; ++i) perm.push_back(static_cast<int64_t>((pointRows ? 3 : 3 + k) + i));
+  if (pointRows) perm.push_back(2);
+  for (size_t i = 0; i < k; ++i) perm.push_back(static_cast<int64_t>((pointRows ? 3 + k : 3) + i));
+  V w3 = e.reshape(w, {ws[0], ws[1], ws[2] * kernel});
+  V y;  // [N, G, OCg, O]
+  if (pointRows) {
+    V cols = e.reshape(e.permute(windows, perm), {xs[0], ws[0], points, ws[2] * kernel});
+    y = e.permute(e.matmul(cols, e.transpose(w3, -2, -1)), {0, 1, 3, 2});
+  } else {
+    V cols = e.reshape(e.permute(windows, perm), {xs[0], ws[0], ws[2] * kernel, points});
+    y = e.matmul(w3, cols);
+  }
   Shape out{xs[0], ws[0] * ws[1]};
   out.insert(out.end(), outSpatial.begin(), outSpatial.end());
   return e.reshape(y, out);

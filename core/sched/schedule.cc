@@ -32,11 +32,13 @@ bool isReduction(const std::string& op) {
          op == "prims.argmin";
 }
 
-/// A strided view of `v` over the memory of a graph input or a root, when v is a chain of
-/// views that strides can express. `base` receives the value whose memory it views.
-std::optional<View> viewOf(const State& st, const ir::Value* v, const ir::Value** base) {
+/// A strided view of `v` over the memory of a graph input or a root (or of `stop`, taken as
+/// one), when v is a chain of views that strides can express. `base` receives the value whose
+/// memory it views.
+std::optional<View> viewOf(const State& st, const ir::Value* v, const ir::Value** base,
+                           const ir::Value* stop = nullptr) {
   const ir::Node* n = v->producer();
-  if (!n || st.isRoot(v)) {
+  if (!n || st.isRoot(v) || v == stop) {
     View view;
     view.shape = v->type().shape;
     view.strides = v->type().effectiveStrides();
@@ -45,7 +47,7 @@ std::optional<View> viewOf(const State& st, const ir::Value* v, const ir::Value*
     return view;
   }
   if (!isView(n->op())) return std::nullopt;
-  auto in = viewOf(st, n->inputs()[0], base);
+  auto in = viewOf(st, n->inputs()[0], base, stop);
   if (!in) return std::nullopt;
   ir::AttrReader a(n->def()->schema, n->attrs());
   const Shape& outShape = v->type().shape;
@@ -136,6 +138,43 @@ bool readsMany(const State& st, const ir::Value* v, int64_t limit) {
   return static_cast<int64_t>(large.size()) > limit;
 }
 
+/// Whether a library operand `in`, a chain of views over the computed value `v`, is best
+/// read from v's own memory (v materialized, `in` a view of it) rather than materialized
+/// itself. From v's memory when the library can take the view as it lies: v's elements in
+/// row-major order, a broadcast (materialized it would be larger than v), or a permuted
+/// view whose matrix has a unit stride and the other stride a multiple of 16 bytes (a
+/// transposed operand: GEMM libraries read it at full speed); also when v is too costly
+/// to recompute per read. Otherwise -- windows that strides cannot express (im2col's
+/// columns) or a matrix whose rows would start unaligned (a convolution's channels-last
+/// columns over a 14x14 NCHW activation: 392-byte rows) -- the operand is materialized in
+/// its own row-major layout and v is inlined into the kernel that writes it, unless v is a
+/// root for other reasons: the write happens either way, and the library gets an aligned,
+/// contiguous operand (the columns gathered straight from the previous layer's pointwise
+/// tail, without the padded input or the activation in between).
+bool readsOperandFromBase(const State& st, const ir::Value* in, const ir::Value* v, int64_t maxRecompute) {
+  if (in == v) return true;
+  std::unordered_map<const ir::Value*, int64_t> memo;
+  if (inlineCost(st, v, memo, maxRecompute) > maxRecompute) return true;
+  const ir::Value* base = nullptr;
+  const std::optional<View> view = viewOf(st, in, &base, v);
+  if (!view) return false;
+  Shape dims, strides;
+  for (size_t d = 0; d < view->shape.size(); ++d)
+    if (view->shape[d] != SymExpr(1)) {
+      if (view->strides[d].isZero()) return true;  // a broadcast
+      dims.push_back(view->shape[d]);
+      strides.push_back(view->strides[d]);
+    }
+  if (strides == ir::contiguousStrides(dims)) return true;
+  const size_t r = view->shape.size();
+  if (r < 2) return false;
+  const SymExpr &rows = view->strides[r - 2], &cols = view->strides[r - 1];
+  const SymExpr& ld = cols == SymExpr(1) ? rows : rows == SymExpr(1) ? cols : SymExpr(0);
+  if (ld.isZero()) return false;  // no unit stride: a gather either way
+  const std::optional<int64_t> ldv = ld.constant();
+  return !ldv || (*ldv * ir::dtypeSize(in->type().dtype)) % 16 == 0;
+}
+
 Status chooseRoots(State& st) {
   const FusionCaps& caps = st.options.caps;
   std::unordered_map<const ir::Value*, RootKind> kinds;
@@ -190,7 +229,8 @@ Status chooseRoots(State& st) {
       const ir::Value* base = nullptr;
       const ir::Value* v = in;
       while (v->producer() && isView(v->producer()->op()) && !kinds.count(v)) v = v->producer()->inputs()[0];
-      if (v->producer() && !kinds.count(v)) kinds[v] = RootKind::kElementwise;
+      if (v->producer() && !kinds.count(v) && readsOperandFromBase(st, in, v, caps.maxRecompute))
+        kinds[v] = RootKind::kElementwise;
       commit();
       if (!viewOf(st, in, &base)) kinds[in] = in->producer() ? RootKind::kElementwise : RootKind::kInputCopy;
     }
