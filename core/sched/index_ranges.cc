@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <vector>
 
 namespace plugsdk::sched {
 
@@ -54,15 +55,91 @@ std::optional<Interval> rangeOf(const SymExpr& e, const Extents& ext) {
   return Interval{lo, hi};
 }
 
+int64_t gcd(int64_t a, int64_t b) {
+  a = a < 0 ? -a : a;
+  b = b < 0 ? -b : b;
+  while (b != 0) {
+    const int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
+/// The dividend split as g * x + y for a g > 1 dividing the divisor c, with y in [0, g):
+/// then x // (c / g) and g * (x % (c / g)) + y are the floordiv and the mod (x is an
+/// integer, so y / g < 1 never carries into the quotient). A flattened index divided by a
+/// row of rows: (144 * i2 + i3) // 2016 with i3 < 144 is i2 // 14. The largest such g wins.
+struct Split {
+  int64_t g = 0;
+  SymExpr x, y;
+};
+std::optional<Split> splitByFactor(const SymExpr& lhs, int64_t c, const Extents& ext) {
+  std::vector<int64_t> candidates;
+  for (const SymExpr::Term& t : lhs.terms())
+    if (!t.atoms.empty()) candidates.push_back(gcd(t.coeff, c));
+  std::sort(candidates.rbegin(), candidates.rend());
+  for (int64_t g : candidates) {
+    if (g <= 1) break;
+    Split s;
+    s.g = g;
+    for (const SymExpr::Term& t : lhs.terms()) {
+      SymExpr atoms(1);
+      for (const ir::SymAtomPtr& a : t.atoms) atoms = atoms * SymExpr::fromAtom(a);
+      if (!t.atoms.empty() && t.coeff % g == 0)
+        s.x = s.x + SymExpr(t.coeff / g) * atoms;
+      else
+        s.y = s.y + SymExpr(t.coeff) * atoms;
+    }
+    const std::optional<Interval> r = rangeOf(s.y, ext);
+    if (r && r->lo >= 0 && r->hi < g) return s;
+  }
+  return std::nullopt;
+}
+
 SymExpr simplifyAtom(const ir::SymAtomPtr& a, const Extents& ext) {
   if (a->kind == SymAtom::Kind::kSymbol) return SymExpr::fromAtom(a);
   const SymExpr lhs = simplifyInRanges(a->lhs, ext), rhs = simplifyInRanges(a->rhs, ext);
+  const bool div = a->kind == SymAtom::Kind::kFloorDiv;
   const std::optional<int64_t> c = rhs.constant();
   if (c && *c > 0) {
     const std::optional<Interval> r = rangeOf(lhs, ext);
-    if (r && r->lo >= 0 && r->hi < *c) return a->kind == SymAtom::Kind::kFloorDiv ? SymExpr(0) : lhs;
+    if (r && r->lo >= 0 && r->hi < *c) return div ? SymExpr(0) : lhs;
+    if (const std::optional<Split> s = splitByFactor(lhs, *c, ext)) {
+      const SymExpr k(*c / s->g);
+      if (div) return simplifyInRanges(SymExpr::floorDiv(s->x, k), ext);
+      return SymExpr(s->g) * simplifyInRanges(SymExpr::mod(s->x, k), ext) + s->y;
+    }
   }
-  return a->kind == SymAtom::Kind::kFloorDiv ? SymExpr::floorDiv(lhs, rhs) : SymExpr::mod(lhs, rhs);
+  return div ? SymExpr::floorDiv(lhs, rhs) : SymExpr::mod(lhs, rhs);
+}
+
+/// c * (x // c) + x % c is x (floor division, any integer x): k * c * (x // c) + k * (x % c)
+/// terms are folded into k * x. A delinearization read back in the same order leaves them:
+/// 28 * (i3 // 28) + i3 % 28.
+SymExpr foldDivModPairs(const SymExpr& e) {
+  const std::vector<SymExpr::Term>& terms = e.terms();
+  for (size_t i = 0; i < terms.size(); ++i) {
+    if (terms[i].atoms.size() != 1 || terms[i].atoms[0]->kind != SymAtom::Kind::kMod) continue;
+    const SymAtom& m = *terms[i].atoms[0];
+    const std::optional<int64_t> c = m.rhs.constant();
+    if (!c || *c == 0) continue;
+    const int64_t k = terms[i].coeff;
+    for (size_t j = 0; j < terms.size(); ++j) {
+      if (terms[j].atoms.size() != 1 || terms[j].atoms[0]->kind != SymAtom::Kind::kFloorDiv) continue;
+      const SymAtom& d = *terms[j].atoms[0];
+      if (d.rhs != m.rhs || d.lhs != m.lhs || terms[j].coeff != k * *c) continue;
+      SymExpr out = k * m.lhs;
+      for (size_t t = 0; t < terms.size(); ++t) {
+        if (t == i || t == j) continue;
+        SymExpr term(terms[t].coeff);
+        for (const ir::SymAtomPtr& a : terms[t].atoms) term = term * SymExpr::fromAtom(a);
+        out = out + term;
+      }
+      return foldDivModPairs(out);
+    }
+  }
+  return e;
 }
 
 void simplifyBody(std::vector<kernel::Stmt>& body, Extents& ext) {
@@ -102,7 +179,7 @@ SymExpr simplifyInRanges(const SymExpr& e, const Extents& extents) {
     for (const ir::SymAtomPtr& a : t.atoms) term = term * simplifyAtom(a, extents);
     out = out + term;
   }
-  return out;
+  return foldDivModPairs(out);
 }
 
 void simplifyKernelIndices(kernel::Kernel& k) {
