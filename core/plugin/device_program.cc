@@ -539,7 +539,9 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
     given[b] = std::move(*imp);
     outImported[i] = true;
   }
+  const plugsdk_buffer_t* keptArena = arena_.handle();
   ASSIGN_OR_RETURN(Placement pl, place(device_, p, s, std::move(given), &arena_));
+  if (keptArena && arena_.handle() != keptArena) ++arenaGeneration_;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inImported[i]) {
       ++st.imported;
@@ -588,6 +590,11 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
   }
   st.waitSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - copyingOut).count();
   return Status::ok();
+}
+
+uint64_t DeviceProgram::memoryGeneration() const {
+  auto held = device_.lock();
+  return arenaGeneration_;
 }
 
 }  // namespace plugsdk::plugin

@@ -96,6 +96,10 @@ class DeviceProgram {
                  TransferStats* stats = nullptr, void* nativeStream = nullptr) const;
   /// Whether runInto can take a native stream (the plugin implements stream_import).
   bool importsStreams() const { return device_.importsStreams(); }
+  /// Counts the times runInto replaced its kept temporaries (a run needed a larger arena).
+  /// Launches recorded for replay (a graph of a run captured on a native stream) hold the arena's
+  /// address: they may be replayed only while this number is the one seen when recording.
+  uint64_t memoryGeneration() const;
   /// The output shapes for inputs of these dtypes and shapes (checked as run() checks them).
   StatusOr<std::vector<std::vector<int64_t>>> outputShapes(const std::vector<sched::InputShape>& inputs) const;
 
@@ -111,7 +115,8 @@ class DeviceProgram {
   sched::Program program_;
   std::vector<std::unique_ptr<Executable>> steps_;  ///< one per program step
   bool mayFail_ = false;                            ///< some kernel can end a run in an error (Kernel::mayFail)
-  mutable DeviceBuffer arena_;  ///< runInto's temporaries, kept from run to run (under the device lock)
+  mutable DeviceBuffer arena_;            ///< runInto's temporaries, kept from run to run (under the device lock)
+  mutable uint64_t arenaGeneration_ = 0;  ///< times arena_ was replaced (memoryGeneration)
 };
 
 }  // namespace plugsdk::plugin

@@ -19,10 +19,12 @@ Options (torch.compile(..., options={...})):
                   size compiles, up to recompile_limit)
   recompile_limit compiles per graph after which a new input signature runs in eager torch
                   with a logged reason (default 8)
-  mode            "default"; "reduce-overhead" (the same as default for now: every inference
-                  graph remembers, per input signature, the artifact and output specs it
-                  selected, so a repeated call skips the guard check and shape inference; CUDA
-                  graph replay is not built yet); "max-autotune" (each specialization is compiled under several
+  mode            "default"; "reduce-overhead" (inference graphs on CUDA tensors are recorded
+                  into CUDA graphs on a signature's second call and replayed after: one graph
+                  launch a call; parameters stay in place, other inputs are copied into static
+                  tensors; see cuda_graphs.py. Elsewhere the same as default, where every
+                  inference graph remembers, per input signature, the artifact and output specs
+                  it selected); "max-autotune" (each specialization is compiled under several
                   schedule variants, timed on the device at the call's sizes, the fastest kept;
                   explain() lists the times). torch.compile(mode=...) passes it too.
   cache_dir       the persistent program cache ("off" disables it); default $PLUGSDK_CACHE_DIR/core,
@@ -170,8 +172,9 @@ def _compile_part(gm: torch.fx.GraphModule, name: str, opts, report: GraphReport
                                input_device, os.path.join(dump, name) if dump else "", opts["cache_dir"] or "off",
                                opts["mode"].startswith("max-autotune") and not train, train, differentiable)
     graph_cls = training.TrainingGraph if train else runtime.CompiledGraph
+    extra = {} if train else {"cuda_graphs": opts["mode"] == "reduce-overhead"}
     compiled = graph_cls(imported, fn, _eager_callable(gm), name, torch.device(input_device),
-                         memoize=not train)
+                         memoize=not train, **extra)
     if train and requires_grad is not None and len(requires_grad) == len(examples):
         artifact, reason, _ = compiled.select(ins, [requires_grad[i] for i in imported.tensor_inputs])
     else:

@@ -138,7 +138,7 @@ class CompiledGraph:
     recompile limit, inputs on another device), `eager` runs it and the reason is logged."""
 
     def __init__(self, imported: Imported, fn, eager: Callable, name: str, out_device: torch.device,
-                 memoize: bool = False):
+                 memoize: bool = False, cuda_graphs: bool = False):
         self.imported = imported
         self.fn = fn
         self.eager = eager
@@ -154,6 +154,10 @@ class CompiledGraph:
         # ~1.5 ms a call for GPT-2's 173 inputs) and is counted in the core's stats.
         self.memo: Optional[Dict[tuple, tuple]] = {} if memoize else None
         self.memo_hits = 0
+        # mode="reduce-overhead" on CUDA: per memo key, the run's CUDA graphs (cuda_graphs.py).
+        self.graph_runners: Optional[Dict[tuple, object]] = (
+            {} if cuda_graphs and memoize and out_device.type == "cuda" and cuda_graphs_mod().GraphRunner.usable()
+            else None)
         with _functions_lock:
             _functions.add(self)
 
@@ -171,7 +175,7 @@ class CompiledGraph:
             if hit is not None:
                 self.memo_hits += 1
                 self.fn.count_hit()
-                return self._run(args, ins, *hit, strides)
+                return self._run(args, ins, *hit, strides, key)
         artifact, reason, _ = self.select(ins)
         if artifact is None:
             self.eager_calls += 1
@@ -183,16 +187,36 @@ class CompiledGraph:
         dtypes = [TORCH_DTYPES[dt] for dt in artifact.output_dtypes()]
         if self.memo is not None:
             self.memo[key] = (artifact, shapes, dtypes)
+            return self._run(args, ins, artifact, shapes, dtypes, strides, key)
         return self._run(args, ins, artifact, shapes, dtypes, strides)
 
-    def _run(self, args, ins, artifact, shapes, dtypes, strides=None) -> List[torch.Tensor]:
-        device = self.out_device
-        outs = [torch.empty(s, dtype=dt, device=device) for s, dt in zip(shapes, dtypes)]
-        imported, copied = run_program(artifact, ins, outs, strides)
-        self.imported_count += imported
-        self.copied_count += copied
+    def _run(self, args, ins, artifact, shapes, dtypes, strides=None, key=None) -> List[torch.Tensor]:
+        outs = None
+        if self.graph_runners is not None and key is not None and artifact.imports_streams:
+            runner = self.graph_runners.get(key)
+            if runner is None:
+                runner = self.graph_runners[key] = cuda_graphs_mod().GraphRunner(artifact, shapes, dtypes,
+                                                                                  self.out_device)
+            outs = runner.run(run_program, ins, strides)
+        if outs is None:
+            outs = [torch.empty(s, dtype=dt, device=self.out_device) for s, dt in zip(shapes, dtypes)]
+            imported, copied = run_program(artifact, ins, outs, strides)
+            self.imported_count += imported
+            self.copied_count += copied
         return [outs[i] if kind == "program" else args[i] if kind == "input" else None
                 for kind, i in self.imported.outputs]
+
+    def graph_stats(self) -> Dict[str, int]:
+        """reduce-overhead on CUDA: recorded signatures, replays, calls that ran unrecorded."""
+        runners = list((self.graph_runners or {}).values())
+        return {"recorded": sum(1 for r in runners if r.recordings), "replays": sum(r.replays for r in runners),
+                "unrecorded_calls": sum(r.unrecorded_calls for r in runners),
+                "disabled": sum(1 for r in runners if r.disabled is not None)}
+
+
+def cuda_graphs_mod():
+    from . import cuda_graphs
+    return cuda_graphs
 
 
 def reset_cache_info() -> None:
@@ -204,10 +228,11 @@ def reset_cache_info() -> None:
 def cache_info() -> Dict[str, object]:
     """The core's cache counters summed over every live compiled graph: graphs, compiles,
     hits, misses (with the failed guard of each in miss_reasons), fallbacks, entries,
-    compile_seconds, and the eager calls the fallbacks made."""
+    compile_seconds, the eager calls the fallbacks made, and (mode="reduce-overhead" on CUDA)
+    cuda_graph_replays and cuda_graph_unrecorded_calls."""
     total: Dict[str, object] = {"graphs": 0, "compiles": 0, "hits": 0, "misses": 0, "fallbacks": 0,
                                 "disk_hits": 0, "disk_rejected": 0, "entries": 0, "compile_seconds": 0.0, "eager_calls": 0,
-                                "miss_reasons": []}
+                                "cuda_graph_replays": 0, "cuda_graph_unrecorded_calls": 0, "miss_reasons": []}
     with _functions_lock:
         graphs = list(_functions)
     for g in graphs:
@@ -218,4 +243,8 @@ def cache_info() -> Dict[str, object]:
                   "compile_seconds"):
             total[k] += st[k]
         total["miss_reasons"] += [f"{g.name}: {r}" for r in st["miss_reasons"]]
+        if isinstance(g, CompiledGraph):
+            gs = g.graph_stats()
+            total["cuda_graph_replays"] += gs["replays"]
+            total["cuda_graph_unrecorded_calls"] += gs["unrecorded_calls"]
     return total

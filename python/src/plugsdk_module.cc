@@ -273,6 +273,10 @@ PYBIND11_MODULE(_C, m) {
           "kernel_launch_s, library_call_s, wait_s) and the launch calls made (kernels, library_calls).")
       .def_property_readonly("imports_streams", [](const PyArtifact& p) { return p.a->program->importsStreams(); })
       .def_property_readonly(
+          "memory_generation", [](const PyArtifact& p) { return p.a->program->memoryGeneration(); },
+          "Counts the times a run replaced the program's kept temporaries: a CUDA graph recorded "
+          "from a run may be replayed only while it is unchanged.")
+      .def_property_readonly(
           "backward",
           [](const std::shared_ptr<PyArtifact>& p) -> py::object {
             if (!p->a->backward) return py::none();

@@ -29,9 +29,11 @@ struct LtDevice {
   CUdeviceptr workspace = 0;
   size_t workspaceBytes = 0;
   /// Padded results (paddedResultLd) before their copy into place: one buffer, grown on
-  /// demand, shared by the device's matmuls (stream-ordered; growing waits for the device).
+  /// demand, shared by the device's matmuls (stream-ordered). A grown buffer's predecessors
+  /// stay allocated until the device closes (queued or graph-recorded launches hold them).
   CUdeviceptr scratch = 0;
   size_t scratchBytes = 0;
+  std::vector<CUdeviceptr> retiredScratch;
   sdk::Status ready();  ///< creates the handle and workspace once
   sdk::StatusOr<CUdeviceptr> scratchOf(size_t bytes);
   ~LtDevice();
