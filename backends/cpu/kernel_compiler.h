@@ -10,12 +10,16 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/cache.h"
 #include "backends/cpu/jit.h"
+#include "backends/llvm_lowering/compile_cache.h"
 #include "backends/llvm_lowering/frame.h"
 #include "backends/llvm_lowering/lowering.h"
 
 namespace plugsdk::cpu {
+
+using lowering::DiskCache;
+using lowering::hashParts;
+using lowering::kernelFingerprint;
 
 /// A compiled kernel, ready to launch.
 struct CompiledKernel {

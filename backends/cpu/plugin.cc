@@ -65,7 +65,7 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
  public:
   /// Options (README.md): isa=auto|avx512|avx2|scalar (default: $PLUGSDK_CPU_ISA, else
   /// auto), threads=N (default: the cores this process may run on), cache_dir=DIR|off
-  /// (default: cache.h's defaultCacheDir), dump=DIR, opt=2|3, library=all|none (none: the
+  /// (default: compile_cache.h's defaultCacheDir("cpu")), dump=DIR, opt=2|3, library=all|none (none: the
   /// core expands matmul, convolution and sdpa into loop kernels), conv=auto|im2col (im2col:
   /// never the shifted-rows convolution; for comparisons), fault=llvm|alloc (tests).
   sdk::Status initialize(const sdk::Options& options) override {
@@ -112,12 +112,13 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     co.dumpDir = options.get("dump");
     if (!co.dumpDir.empty() && mkdir(co.dumpDir.c_str(), 0755) != 0 && errno != EEXIST)
       return sdk::invalidArgument("option dump: cannot create " + co.dumpDir + ": " + std::strerror(errno));
-    std::string cacheDir = options.get("cache_dir", cpu::defaultCacheDir());
+    std::string cacheDir = options.get("cache_dir", plugsdk::lowering::defaultCacheDir("cpu"));
     if (cacheDir == "off") cacheDir.clear();
     sdk::StatusOr<std::unique_ptr<cpu::Jit>> jit = cpu::Jit::create(isa_);
     if (!jit.isOk()) return jit.status();
     jit_ = std::move(*jit);
-    compiler_ = std::make_unique<cpu::KernelCompiler>(*jit_, cpu::DiskCache(cacheDir), co);
+    compiler_ =
+        std::make_unique<cpu::KernelCompiler>(*jit_, plugsdk::lowering::DiskCache(cacheDir, "CPU-OBJECT", ".kobj"), co);
     return sdk::Status::ok();
   }
 

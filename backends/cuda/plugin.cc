@@ -5,7 +5,6 @@
 // has no device and says why. See README.md for the client options.
 #include <sys/stat.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "backends/cuda/codegen/nvptx.h"
+#include "backends/cuda/codegen/ptx_cache.h"
 #include "backends/cuda/driver/cuda_api.h"
 #include "backends/cuda/library/cublaslt_api.h"
 #include "backends/cuda/library/matmul.h"
@@ -76,14 +76,15 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   /// split=off (never split a reduction over several blocks), lanes=4|8 (elements per thread
   /// in each access), minblocks=0..8 (blocks per multiprocessor the registers must allow;
   /// 0: ptxas decides), cublaslt=PATH|off (the cuBLASLt library for prims.matmul; default:
-  /// found by library/cublaslt_api.h; off: the generated kernel only).
+  /// found by library/cublaslt_api.h; off: the generated kernel only), cache_dir=DIR|off (the
+  /// PTX cache, codegen/ptx_cache.h; default: defaultCacheDir("cuda")).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "driver" && key != "libdevice" && key != "dump" && key != "opt" && key != "fault" && key != "split" &&
-          key != "lanes" && key != "minblocks" && key != "cublaslt")
-        return sdk::invalidArgument(
-            "unknown option '" + key +
-            "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes, minblocks, cublaslt)");
+          key != "lanes" && key != "minblocks" && key != "cublaslt" && key != "cache_dir")
+        return sdk::invalidArgument("unknown option '" + key +
+                                    "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes, "
+                                    "minblocks, cublaslt, cache_dir)");
     const std::string split = options.get("split", "on");
     if (split != "on" && split != "off") return sdk::invalidArgument("option split: '" + split + "' is not on or off");
     splitReductions_ = split == "on";
@@ -102,6 +103,9 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     const std::string fault = options.get("fault");
     if (!fault.empty() && fault != "llvm") return sdk::invalidArgument("option fault: '" + fault + "' is not llvm");
     ptxOptions_.breakIr = fault == "llvm";
+    std::string cacheDir = options.get("cache_dir", plugsdk::lowering::defaultCacheDir("cuda"));
+    if (cacheDir == "off") cacheDir.clear();
+    ptxCache_ = std::make_unique<cuda::PtxCache>(cacheDir);
     dumpDir_ = options.get("dump");
     if (!dumpDir_.empty() && mkdir(dumpDir_.c_str(), 0755) != 0 && errno != EEXIST)
       return sdk::invalidArgument("option dump: cannot create " + dumpDir_ + ": " + std::strerror(errno));
@@ -381,13 +385,13 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   sdk::StatusOr<std::unique_ptr<cuda::LoadedKernel>> loadedKernel(uint32_t device, const sdk::KernelView& k,
                                                                   std::string* log) {
     const cuda::Device& d = devices_[device];
-    const std::string entry = "plugsdk_" + std::to_string(++kernels_);
-    sdk::StatusOr<cuda::PtxKernel> ptx = cuda::compileToPtx(k, d.arch, entry, ptxOptions_);
+    std::string origin;
+    sdk::StatusOr<cuda::PtxKernel> ptx = ptxCache_->get(k, d.arch, ptxOptions_, &origin);
     if (!ptx.isOk()) return ptx.status();
     if (!dumpDir_.empty()) {
-      const std::string stem = dumpDir_ + "/" + std::string(k.name()) + "." + entry;
+      const std::string stem = dumpDir_ + "/" + std::string(k.name()) + "." + ptx->entry;
       std::ofstream(stem + ".kir") << k.text();
-      std::ofstream(stem + ".ll") << ptx->llvmIr;
+      if (!ptx->llvmIr.empty()) std::ofstream(stem + ".ll") << ptx->llvmIr;
       std::ofstream(stem + ".ptx") << ptx->ptx;
     }
     cuda::ContextGuard g(*api_, d.context);
@@ -402,7 +406,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     if (log)
       *log = "kernel @" + lk.name + ": PTX for " + d.arch.name() + " (" + std::to_string(ptx->ptx.size()) +
              " bytes), " + cuda::mappingName(ptx->mapping.kind) +
-             (ptx->mapping.splittable ? " (its loop may be split over blocks)" : "");
+             (ptx->mapping.splittable ? " (its loop may be split over blocks)" : "") + "; " + origin;
     return loaded;
   }
 
@@ -419,9 +423,9 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   std::vector<std::unique_ptr<cuda::KernelStatus>> status_;  ///< per device
   std::vector<std::unique_ptr<cuda::LtDevice>> lt_;          ///< per device: cuBLASLt for prims.matmul
   cuda::PtxOptions ptxOptions_;
+  std::unique_ptr<cuda::PtxCache> ptxCache_;
   std::string dumpDir_;
   bool splitReductions_ = true;
-  std::atomic<uint64_t> kernels_{0};
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
-// The CPU backend's compile cache (see cache.h).
-#include "backends/cpu/cache.h"
+// The LLVM-based plugins' compile cache (see compile_cache.h).
+#include "backends/llvm_lowering/compile_cache.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,17 +8,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
+#include <thread>
 
 #include <llvm/ADT/ArrayRef.h>
 #include <llvm/ADT/StringRef.h>
 #include <llvm/Support/SHA256.h>
 
-namespace plugsdk::cpu {
+namespace plugsdk::lowering {
 
 namespace {
-
-constexpr char kMagic[] = "PLUGSDK-CPU-OBJECT 1\n";
 
 std::string hex(llvm::ArrayRef<uint8_t> bytes) {
   static const char* d = "0123456789abcdef";
@@ -108,7 +108,7 @@ std::string kernelFingerprint(const sdk::KernelView& k) {
   return s;
 }
 
-std::string DiskCache::path(const std::string& key) const { return dir_ + "/" + key + ".kobj"; }
+std::string DiskCache::path(const std::string& key) const { return dir_ + "/" + key + suffix_; }
 
 DiskCache::Lookup DiskCache::get(const std::string& key, std::string* object, std::string* why) const {
   std::ifstream f(path(key), std::ios::binary);
@@ -117,8 +117,8 @@ DiskCache::Lookup DiskCache::get(const std::string& key, std::string* object, st
   ss << f.rdbuf();
   const std::string data = ss.str();
   // Layout: magic, key (64 hex) '\n', checksum (64 hex) '\n', size (decimal) '\n', object.
-  const size_t m = sizeof(kMagic) - 1;
-  if (data.compare(0, m, kMagic) != 0) {
+  const size_t m = magic_.size();
+  if (data.compare(0, m, magic_) != 0) {
     *why = "not a plugsdk cache entry (bad header)";
     return Lookup::kCorrupt;
   }
@@ -152,11 +152,13 @@ sdk::Status DiskCache::put(const std::string& key, const std::string& object) co
   sdk::Status st = mkdirs(dir_);
   if (!st.isOk()) return st;
   const std::string final = path(key);
-  const std::string tmp = final + ".tmp." + std::to_string(getpid());
+  // Unique per writer (processes and threads may store one key at once; the last rename wins).
+  const std::string tmp = final + ".tmp." + std::to_string(getpid()) + "." +
+                          std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
   {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) return sdk::unavailable("cannot write cache file " + tmp + ": " + std::strerror(errno));
-    f << kMagic << key << '\n' << sha256(object) << '\n' << object.size() << '\n';
+    f << magic_ << key << '\n' << sha256(object) << '\n' << object.size() << '\n';
     f.write(object.data(), static_cast<std::streamsize>(object.size()));
     if (!f) return sdk::unavailable("cannot write cache file " + tmp + ": " + std::strerror(errno));
   }
@@ -167,11 +169,12 @@ sdk::Status DiskCache::put(const std::string& key, const std::string& object) co
   return sdk::Status::ok();
 }
 
-std::string defaultCacheDir() {
-  if (const char* d = std::getenv("PLUGSDK_CACHE_DIR")) return d;
-  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/plugsdk/cpu";
-  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/plugsdk/cpu";
+std::string defaultCacheDir(const std::string& name) {
+  if (const char* d = std::getenv("PLUGSDK_CACHE_DIR"); d && *d)
+    return std::string(d) == "off" ? "" : std::string(d) + "/" + name;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return std::string(x) + "/plugsdk/" + name;
+  if (const char* h = std::getenv("HOME"); h && *h) return std::string(h) + "/.cache/plugsdk/" + name;
   return "";
 }
 
-}  // namespace plugsdk::cpu
+}  // namespace plugsdk::lowering

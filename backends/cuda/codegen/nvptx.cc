@@ -230,6 +230,7 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
     out.mapping.splittable = true;
     out.mapping.lanes = target.f32Lanes;
     out.mapping.splitDim = loop.loop_sizes[loop.num_loop_sizes - 1];
+    out.splitStmt = static_cast<int64_t>(*lowered->splitLoop);
   }
   out.checkMessages = lowered->checkMessages;
   out.llvmIr = printModule(m);

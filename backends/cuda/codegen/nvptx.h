@@ -37,7 +37,9 @@ struct PtxKernel {
   std::string entry;                       ///< the .entry's name
   ThreadMapping mapping;                   ///< how the launch maps threads onto the grid
   std::vector<std::string> checkMessages;  ///< status code ordinals -> messages
-  std::string llvmIr;                      ///< the optimized module (for dumps)
+  std::string llvmIr;                      ///< the optimized module (for dumps; "" when read from the cache)
+  /// The statement of the loop a launch may split (mapping.splitDim is its last size).
+  int64_t splitStmt = -1;
 };
 
 /// Lowers, optimizes and emits `k` for `arch`; `entry` names the kernel function.
