@@ -108,8 +108,20 @@ def run(name, make):
                 row["graphs"] = {k: info[k] for k in ("cuda_graph_replays", "cuda_graph_unrecorded_calls")}
         rep = plugsdk.explain()[reports_before:]
         row["partitions"] = (sum(r.compiled_partitions for r in rep), sum(r.eager_partitions for r in rep))
+        row["stages"] = compile_stages(rep)
         row["fallbacks"] = sorted({f"{f.op}: {f.reason[:200]}" for r in rep for f in r.fallbacks})
     return row
+
+
+def compile_stages(reports):
+    """plugsdk's compile time by stage over these graph reports (fx_import, specialize,
+    prims+schedule, codegen: the plugin's compile of every kernel), in seconds; the rest of
+    the cold compile is Dynamo's and AOT autograd's tracing."""
+    stages = {}
+    for r in reports:
+        for k, v in r.stage_seconds.items():
+            stages[k] = stages.get(k, 0.0) + v
+    return stages
 
 
 def run_train(name, make):
@@ -160,6 +172,7 @@ def run_train(name, make):
     rep = plugsdk.explain()[reports_before:]
     row["partitions"] = (sum(r.compiled_partitions for r in rep), sum(r.eager_partitions for r in rep))
     row["fallbacks"] = sorted({f"{f.op}: {f.reason[:200]}" for r in rep for f in r.fallbacks})
+    row["stages"] = compile_stages(rep)
     return row
 
 
@@ -194,6 +207,9 @@ def main():
                   f"plugsdk {ms('plugsdk_ro')} (compile {s('plugsdk_ro_compile')}, max diff "
                   f"{r.get('plugsdk_ro_err', float('nan')):.3g}) | plugsdk/inductor {ratio} | "
                   f"plugsdk cuda graphs: {r.get('graphs')}", flush=True)
+        if r.get("stages"):
+            print(f"{'':10s} plugsdk compile stages (all its graphs): " +
+                  ", ".join(f"{k} {v:.1f} s" for k, v in r["stages"].items()), flush=True)
         for k in ("inductor_error", "plugsdk_error", "inductor_ro_error", "plugsdk_ro_error"):
             if k in r:
                 print(f"           {k}: {r[k]}", flush=True)

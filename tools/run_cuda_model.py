@@ -2,7 +2,10 @@
 """Compiles one model of tools/bench_cuda_models.py with plugsdk on the GPU machine and calls
 it N times (bf16 autocast inference), nothing else: a target for ncu or PLUGSDK_DUMP.
 
-    bash tools/device_cuda_python.sh ncu -k regex:plugsdk_14$ -c 1 python3 tools/run_cuda_model.py vit_b_16 3
+    bash tools/device_cuda_python.sh ncu -k regex:plugsdk_1a2b3c4d -c 1 python3 tools/run_cuda_model.py vit_b_16 3
+
+(kernel entries are named plugsdk_ + 16 hex digits of their PTX cache key: the same in every
+run; PLUGSDK_DUMP or the plugin's dump option lists them.)
 """
 import sys
 
