@@ -10,6 +10,7 @@
 
 #include "core/compile/pipeline.h"
 #include "core/ir/tensor_type.h"
+#include "core/sched/conv_reference_test_util.h"
 #include "core/sched/interpreter.h"
 #include "core/text/parser.h"
 
@@ -85,17 +86,9 @@ TEST(LibraryOperands, Im2colColumnsAreGatheredFromTheProducersWithoutCopies) {
   for (int64_t n = 0; n < 2; ++n)
     for (int64_t o = 0; o < 6; ++o)
       for (int64_t y = 0; y < 7; ++y)
-        for (int64_t xx = 0; xx < 7; ++xx) {
-          double acc = 0;
-          for (int64_t c = 0; c < 4; ++c)
-            for (int64_t a = 0; a < 3; ++a)
-              for (int64_t b = 0; b < 3; ++b) {
-                const int64_t iy = y + a - 1, ix = xx + b - 1;
-                if (iy < 0 || iy >= 7 || ix < 0 || ix >= 7) continue;
-                acc += x.getDouble(((n * 4 + c) * 7 + iy) * 7 + ix) * w1.getDouble(((o * 4 + c) * 3 + a) * 3 + b);
-              }
-          r[static_cast<size_t>(((n * 6 + o) * 7 + y) * 7 + xx)] = std::max(acc, 0.0);
-        }
+        for (int64_t xx = 0; xx < 7; ++xx)
+          r[static_cast<size_t>(((n * 6 + o) * 7 + y) * 7 + xx)] =
+              std::max(convAt(x, w1, 4, 7, 7, 3, 1, n, o, y, xx), 0.0);
   const exec::HostTensor& got = (*out)[0];
   ASSERT_EQ(got.numel(), 2 * 8 * 49);
   for (int64_t n = 0; n < 2; ++n)

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "core/decomp/decompose.h"
+#include "core/sched/conv_reference_test_util.h"
 #include "core/sched/interpreter.h"
 #include "core/sched/schedule.h"
 #include "core/text/parser.h"
@@ -61,15 +62,7 @@ TEST(WindowRoots, PoolingReadsAComputedValueInsteadOfRecomputingIt) {
   auto out = ProgramInterpreter(ctx).run(*p, {x, w});
   ASSERT_TRUE(out.isOk()) << out.status().toString();
   auto sig = [&](int64_t n, int64_t o, int64_t y, int64_t xx) {
-    double acc = 0;
-    for (int64_t c = 0; c < 3; ++c)
-      for (int64_t a = 0; a < 3; ++a)
-        for (int64_t b = 0; b < 3; ++b) {
-          const int64_t iy = y + a - 1, ix = xx + b - 1;
-          if (iy < 0 || iy >= 9 || ix < 0 || ix >= 9) continue;
-          acc += x.getDouble(((n * 3 + c) * 9 + iy) * 9 + ix) * w.getDouble(((o * 3 + c) * 3 + a) * 3 + b);
-        }
-    return 1 / (1 + std::exp(-acc));
+    return 1 / (1 + std::exp(-convAt(x, w, 3, 9, 9, 3, 1, n, o, y, xx)));
   };
   const exec::HostTensor& got = (*out)[0];
   ASSERT_EQ(got.numel(), 2 * 4 * 5 * 5);
