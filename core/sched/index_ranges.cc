@@ -2,6 +2,7 @@
 #include "core/sched/index_ranges.h"
 
 #include <algorithm>
+#include <numeric>
 #include <optional>
 #include <vector>
 
@@ -55,15 +56,11 @@ std::optional<Interval> rangeOf(const SymExpr& e, const Extents& ext) {
   return Interval{lo, hi};
 }
 
-int64_t gcd(int64_t a, int64_t b) {
-  a = a < 0 ? -a : a;
-  b = b < 0 ? -b : b;
-  while (b != 0) {
-    const int64_t t = a % b;
-    a = b;
-    b = t;
-  }
-  return a;
+/// A term of a canonical sum as an expression of its own: coeff * the product of its atoms.
+SymExpr termExpr(const SymExpr::Term& t) {
+  SymExpr e(t.coeff);
+  for (const ir::SymAtomPtr& a : t.atoms) e = e * SymExpr::fromAtom(a);
+  return e;
 }
 
 /// The dividend split as g * x + y for a g > 1 dividing the divisor c, with y in [0, g):
@@ -77,19 +74,17 @@ struct Split {
 std::optional<Split> splitByFactor(const SymExpr& lhs, int64_t c, const Extents& ext) {
   std::vector<int64_t> candidates;
   for (const SymExpr::Term& t : lhs.terms())
-    if (!t.atoms.empty()) candidates.push_back(gcd(t.coeff, c));
+    if (!t.atoms.empty()) candidates.push_back(std::gcd(t.coeff, c));
   std::sort(candidates.rbegin(), candidates.rend());
   for (int64_t g : candidates) {
     if (g <= 1) break;
     Split s;
     s.g = g;
     for (const SymExpr::Term& t : lhs.terms()) {
-      SymExpr atoms(1);
-      for (const ir::SymAtomPtr& a : t.atoms) atoms = atoms * SymExpr::fromAtom(a);
       if (!t.atoms.empty() && t.coeff % g == 0)
-        s.x = s.x + SymExpr(t.coeff / g) * atoms;
+        s.x = s.x + termExpr(SymExpr::Term{t.coeff / g, t.atoms});
       else
-        s.y = s.y + SymExpr(t.coeff) * atoms;
+        s.y = s.y + termExpr(t);
     }
     const std::optional<Interval> r = rangeOf(s.y, ext);
     if (r && r->lo >= 0 && r->hi < g) return s;
@@ -129,14 +124,7 @@ SymExpr foldDivModPairs(const SymExpr& e) {
       if (terms[j].atoms.size() != 1 || terms[j].atoms[0]->kind != SymAtom::Kind::kFloorDiv) continue;
       const SymAtom& d = *terms[j].atoms[0];
       if (d.rhs != m.rhs || d.lhs != m.lhs || terms[j].coeff != k * *c) continue;
-      SymExpr out = k * m.lhs;
-      for (size_t t = 0; t < terms.size(); ++t) {
-        if (t == i || t == j) continue;
-        SymExpr term(terms[t].coeff);
-        for (const ir::SymAtomPtr& a : terms[t].atoms) term = term * SymExpr::fromAtom(a);
-        out = out + term;
-      }
-      return foldDivModPairs(out);
+      return foldDivModPairs(e - termExpr(terms[i]) - termExpr(terms[j]) + k * m.lhs);
     }
   }
   return e;

@@ -37,7 +37,7 @@ def _use_count(t: torch.Tensor) -> int:
 
 
 class _Recording:
-    """One CUDA graph of a run: its static inputs and outputs."""
+    """One CUDA graph of a run and the outputs it writes."""
 
     def __init__(self, graph, outs: List[torch.Tensor]):
         self.graph = graph

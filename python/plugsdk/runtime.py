@@ -11,6 +11,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
 
+from .cuda_graphs import GraphRunner
 from .fx_import import DTYPES, TORCH_DTYPES, Imported
 
 log = logging.getLogger("plugsdk")
@@ -156,8 +157,7 @@ class CompiledGraph:
         self.memo_hits = 0
         # mode="reduce-overhead" on CUDA: per memo key, the run's CUDA graphs (cuda_graphs.py).
         self.graph_runners: Optional[Dict[tuple, object]] = (
-            {} if cuda_graphs and memoize and out_device.type == "cuda" and cuda_graphs_mod().GraphRunner.usable()
-            else None)
+            {} if cuda_graphs and memoize and out_device.type == "cuda" and GraphRunner.usable() else None)
         with _functions_lock:
             _functions.add(self)
 
@@ -167,7 +167,7 @@ class CompiledGraph:
 
     def __call__(self, *args) -> List[torch.Tensor]:
         ins = [args[i] for i in self.imported.tensor_inputs]
-        strides = None
+        strides = key = None
         if self.memo is not None:
             strides = [t.stride() for t in ins]
             key = tuple((t.dtype, t.shape, st, t.device) for t, st in zip(ins, strides))
@@ -187,16 +187,14 @@ class CompiledGraph:
         dtypes = [TORCH_DTYPES[dt] for dt in artifact.output_dtypes()]
         if self.memo is not None:
             self.memo[key] = (artifact, shapes, dtypes)
-            return self._run(args, ins, artifact, shapes, dtypes, strides, key)
-        return self._run(args, ins, artifact, shapes, dtypes, strides)
+        return self._run(args, ins, artifact, shapes, dtypes, strides, key)
 
     def _run(self, args, ins, artifact, shapes, dtypes, strides=None, key=None) -> List[torch.Tensor]:
         outs = None
         if self.graph_runners is not None and key is not None and artifact.imports_streams:
             runner = self.graph_runners.get(key)
             if runner is None:
-                runner = self.graph_runners[key] = cuda_graphs_mod().GraphRunner(artifact, shapes, dtypes,
-                                                                                  self.out_device)
+                runner = self.graph_runners[key] = GraphRunner(artifact, shapes, dtypes, self.out_device)
             outs = runner.run(run_program, ins, strides)
         if outs is None:
             outs = [torch.empty(s, dtype=dt, device=self.out_device) for s, dt in zip(shapes, dtypes)]
@@ -207,16 +205,10 @@ class CompiledGraph:
                 for kind, i in self.imported.outputs]
 
     def graph_stats(self) -> Dict[str, int]:
-        """reduce-overhead on CUDA: recorded signatures, replays, calls that ran unrecorded."""
+        """reduce-overhead on CUDA: replays, and calls that ran unrecorded."""
         runners = list((self.graph_runners or {}).values())
-        return {"recorded": sum(1 for r in runners if r.recordings), "replays": sum(r.replays for r in runners),
-                "unrecorded_calls": sum(r.unrecorded_calls for r in runners),
-                "disabled": sum(1 for r in runners if r.disabled is not None)}
-
-
-def cuda_graphs_mod():
-    from . import cuda_graphs
-    return cuda_graphs
+        return {"replays": sum(r.replays for r in runners),
+                "unrecorded_calls": sum(r.unrecorded_calls for r in runners)}
 
 
 def reset_cache_info() -> None:
