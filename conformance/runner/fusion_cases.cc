@@ -8,6 +8,7 @@
 // unfused program would not test the rule. Shapes have odd sizes so tails are exercised.
 // Tolerance: |device - reference| <= tol x max(1, max |reference|), tol 1e-5 (f32) or 1e-12
 // (f64): fused chains round after each op on a device, the reference keeps float64.
+#include <algorithm>
 #include <functional>
 #include <optional>
 
@@ -29,8 +30,9 @@ struct FusionCase {
   bool splits = false;        ///< the kernel size limit must split it into several kernels
 };
 
-/// Why the device's schedule cannot exercise `rule`, or nothing.
-std::optional<std::string> missingRule(const std::string& rule, const compile::CompileOptions& o) {
+/// Why the device's schedule cannot exercise `fc`'s rule on dtype `dt`, or nothing.
+std::optional<std::string> missingRule(const FusionCase& fc, const std::string& dt, const compile::CompileOptions& o) {
+  const std::string& rule = fc.rule;
   const sched::FusionCaps& f = o.schedule.caps;
   if (rule == "horizontal" && !f.horizontal) return "the device does not report horizontal fusion";
   if (rule == "reduction_epilogue" && !f.reductionEpilogue) return "the device does not report reduction epilogues";
@@ -38,6 +40,14 @@ std::optional<std::string> missingRule(const std::string& rule, const compile::C
     return "the device does not report multi-reduction kernels with epilogues";
   if (rule == "library_epilogue" && !f.libraryEpilogue)
     return "the device takes no fused epilogue on matmul and convolution";
+  // A device whose library takes only some forms of prims.convolution (ABI 1.4) gets the
+  // others as loop kernels: no library call to fuse into.
+  const std::vector<ir::DType>& convDtypes = o.decomp.convolutionDtypes;
+  const std::optional<ir::DType> t = ir::parseDType(dt);
+  if (fc.graph.find("convolution") != std::string::npos && rule == "library_epilogue" &&
+      !o.decomp.expand.count("prims.convolution") && !convDtypes.empty() && t &&
+      std::find(convDtypes.begin(), convDtypes.end(), *t) == convDtypes.end())
+    return "the device takes no " + dt + " prims.convolution";
   return std::nullopt;
 }
 
@@ -47,7 +57,7 @@ Outcome runFusionCase(const CaseContext& c, const FusionCase& fc, const std::str
   if (!g.isOk()) return Outcome::fail("the case's graph does not parse: " + g.status().toString());
   if (auto skip = skipUnclaimed(c, *g)) return *skip;
   const compile::CompileOptions options = plugin::optionsFor(c.device.caps());
-  if (auto why = missingRule(fc.rule, options)) return Outcome::skip(*why);
+  if (auto why = missingRule(fc, dt, options)) return Outcome::skip(*why);
   auto compiled = compile::compileGraph(*ctx, *g, options);
   if (!compiled.isOk()) return Outcome::of(compiled.status());
   const sched::ScheduleStats& st = compiled->stats;

@@ -12,6 +12,10 @@ std::string optionsFingerprint(const CompileOptions& o) {
   for (const std::string& k : o.decomp.keep) s += " " + k;
   s += "; expand";
   for (const std::string& k : o.decomp.expand) s += " " + k;
+  s += "; mixed matmul " + std::to_string(o.decomp.mixedMatmul) + "; convolution dtypes";
+  for (ir::DType t : o.decomp.convolutionDtypes) s.append(" ").append(ir::dtypeName(t));
+  s += o.decomp.convolutionDtypes.empty() ? " all" : "";
+  s += "; transposed " + std::to_string(o.decomp.convolutionTransposed);
   const sched::FusionCaps& c = o.schedule.caps;
   s += "; depth " + std::to_string(o.decomp.maxDepth) + "; fuse " + std::to_string(c.fuse) +
        std::to_string(c.horizontal) + std::to_string(c.reductionEpilogue) + std::to_string(c.multiReduction) +

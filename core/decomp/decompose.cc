@@ -1,6 +1,7 @@
 // The prim-reduction pass: rule lookup and application, output-type checks, dead-node removal.
 #include "core/decomp/decompose.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "core/ir/cleanup.h"
@@ -59,18 +60,27 @@ std::vector<V> keepWhole(ir::Graph& graph, const ir::OpDef& def, const ir::AttrM
 
 bool Decomposer::keepsPrim(const std::string& op) const { return prims::isPrim(op) && !options_.expand.count(op); }
 
-bool Decomposer::keeps(const ir::OpDef& def, const ir::AttrMap& attrs) const {
+bool Decomposer::keeps(const ir::OpDef& def, const ir::AttrMap& attrs, const std::vector<V>& inputs) const {
   const std::string& name = def.schema.name;
   if (!keepsPrim(name)) return false;
-  if (name != "prims.matmul" || options_.mixedMatmul) return true;
-  auto dtype = attrs.find("dtype");
-  return dtype == attrs.end() || dtype->second.isNone();
+  if (name == "prims.matmul" && !options_.mixedMatmul) {
+    auto dtype = attrs.find("dtype");
+    return dtype == attrs.end() || dtype->second.isNone();
+  }
+  if (name == "prims.convolution") {
+    if (!options_.convolutionTransposed && ir::AttrReader(def.schema, attrs).getBool("transposed")) return false;
+    const std::vector<ir::DType>& taken = options_.convolutionDtypes;
+    if (taken.empty()) return true;
+    return !inputs.empty() && inputs[0] &&
+           std::find(taken.begin(), taken.end(), inputs[0]->type().dtype) != taken.end();
+  }
+  return true;
 }
 
 StatusOr<std::vector<V>> Decomposer::expand(ir::Graph& graph, const ir::OpDef& def, const ir::AttrMap& attrs,
                                             const std::vector<V>& inputs, const std::vector<ir::TensorType>& outTypes) {
   const std::string& name = def.schema.name;
-  if (options_.keep.count(name) || keeps(def, attrs)) return keepWhole(graph, def, attrs, inputs, outTypes);
+  if (options_.keep.count(name) || keeps(def, attrs, inputs)) return keepWhole(graph, def, attrs, inputs, outTypes);
   const std::vector<Rule>* rules = table_.find(name);
   const std::string fix = ". To make it work: add a decomposition rule for " + name +
                           " to core/decomp (docs/prims.md lists the prims it may use), or compile for a backend "
@@ -117,7 +127,7 @@ StatusOr<ir::Graph> decompose(const ir::Context& ctx, const DecompTable& table, 
     std::vector<ir::TensorType> types;
     for (const ir::Value* o : node->outputs()) types.push_back(o->type());
     std::vector<V> outs;
-    if (decomposer.keeps(*def, node->attrs())) {
+    if (decomposer.keeps(*def, node->attrs(), ins)) {
       outs = keepWhole(g, *def, node->attrs(), ins, types);
     } else {
       auto r = decomposer.expand(g, *def, node->attrs(), ins, types);

@@ -77,6 +77,11 @@ struct DecompOptions {
   /// takes it (ABI 1.2). When false, such a matmul is expanded into loops and attention
   /// multiplies in f32.
   bool mixedMatmul = true;
+  /// The forms of prims.convolution kept whole when it is not in `expand` (a device whose
+  /// library takes only some): the input dtypes taken (empty: every dtype), and whether
+  /// transposed convolutions are. Other calls are expanded, as on a device without the op.
+  std::vector<ir::DType> convolutionDtypes;
+  bool convolutionTransposed = true;
   /// Recursion limit for rules that emit ATen-level ops.
   int maxDepth = 32;
 };
@@ -88,9 +93,11 @@ class Decomposer {
       : ctx_(ctx), table_(table), options_(options) {}
   /// True when `op` is appended as it is: a prim not listed in DecompOptions::expand.
   bool keepsPrim(const std::string& op) const;
-  /// True when this application of `def` is appended as it is: keepsPrim, and a form of the
-  /// prim the device takes (a prims.matmul with a result dtype needs mixedMatmul).
-  bool keeps(const ir::OpDef& def, const ir::AttrMap& attrs) const;
+  /// True when this application of `def` to `inputs` is appended as it is: keepsPrim, and a
+  /// form of the prim the device takes (a prims.matmul with a result dtype needs mixedMatmul;
+  /// a prims.convolution needs its input dtype in convolutionDtypes, and
+  /// convolutionTransposed when transposed).
+  bool keeps(const ir::OpDef& def, const ir::AttrMap& attrs, const std::vector<V>& inputs) const;
   bool mixedMatmul() const { return options_.mixedMatmul; }
   /// Decomposes one application of a non-prim op into `graph` (or keeps it whole).
   StatusOr<std::vector<V>> expand(ir::Graph& graph, const ir::OpDef& def, const ir::AttrMap& attrs,

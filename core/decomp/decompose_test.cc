@@ -101,6 +101,56 @@ TEST(Decompose, AttentionOverMatmulKeepsHalfOperandsWhenTheDeviceTakesAnF32Resul
   EXPECT_EQ(matmulsOf(mixed, o), (std::vector<std::string>{"f16 -> f32"}));
 }
 
+/// The prims.convolution nodes of `text` left whole by decomposing with `o`, as their input
+/// dtype (" transposed" appended for a transposed one), in order.
+std::vector<std::string> convolutionsOf(const char* text, const DecompOptions& o) {
+  auto ctx = ir::makeDefaultContext();
+  auto g = text::parseGraph(*ctx, text);
+  EXPECT_TRUE(g.isOk()) << g.status().toString();
+  if (!g.isOk()) return {};
+  auto r = decompose(*ctx, makeDefaultDecompositions(), *g, o);
+  EXPECT_TRUE(r.isOk()) << r.status().toString();
+  if (!r.isOk()) return {};
+  for (size_t i = 0; i < g->outputs().size(); ++i)
+    EXPECT_EQ(r->outputs()[i]->type().toString(), g->outputs()[i]->type().toString()) << "output " << i;
+  std::vector<std::string> out;
+  for (const auto& n : r->nodes())
+    if (n->op() == "prims.convolution") {
+      auto t = n->attrs().find("transposed");
+      const bool transposed = t != n->attrs().end() && t->second.asBool().value_or(false);
+      out.push_back(std::string(ir::dtypeName(n->inputs()[0]->type().dtype)) + (transposed ? " transposed" : ""));
+    }
+  return out;
+}
+
+// A device whose library takes some forms of prims.convolution (ABI 1.4 convolution_dtypes and
+// convolution_skips_transposed): those stay whole, the others become loops -- prims in the
+// input graph (decompose's loop) and prims emitted by aten.convolution's rule (the Emitter).
+TEST(Decompose, ConvolutionKeepsOnlyTheFormsTheDeviceTakes) {
+  const char* convs =
+      R"(graph @g(%x: bf16[1, 3, 8, 8], %w: bf16[4, 3, 3, 3], %xd: f64[1, 3, 8, 8], %wd: f64[4, 3, 3, 3],
+    %xt: f32[1, 4, 5, 5], %wt: f32[4, 3, 3, 3]) {
+  %a = prims.convolution(%x, %w) {dilation = [1, 1], groups = 1, output_padding = [0, 0], padding = [1, 1], stride = [1, 1], transposed = false}
+  %b = prims.convolution(%xd, %wd) {dilation = [1, 1], groups = 1, output_padding = [0, 0], padding = [1, 1], stride = [1, 1], transposed = false}
+  %c = prims.convolution(%xt, %wt) {dilation = [1, 1], groups = 1, output_padding = [1, 1], padding = [1, 1], stride = [2, 2], transposed = true}
+  %d = aten.convolution(%xd, %wd, none) {stride = [2, 2], padding = [0, 0], dilation = [1, 1], transposed = false, output_padding = [0, 0], groups = 1}
+  %e = aten.convolution(%x, %w, none) {stride = [2, 2], padding = [0, 0], dilation = [1, 1], transposed = false, output_padding = [0, 0], groups = 1}
+  return %a, %b, %c, %d, %e
+})";
+  DecompOptions o;  // every form
+  EXPECT_EQ(convolutionsOf(convs, o), (std::vector<std::string>{"bf16", "f64", "f32 transposed", "f64", "bf16"}));
+  o.convolutionDtypes = {ir::DType::kBF16, ir::DType::kF16, ir::DType::kF32};
+  o.convolutionTransposed = false;
+  EXPECT_EQ(convolutionsOf(convs, o), (std::vector<std::string>{"bf16", "bf16"}));
+  o.convolutionTransposed = true;
+  EXPECT_EQ(convolutionsOf(convs, o), (std::vector<std::string>{"bf16", "f32 transposed", "bf16"}));
+  o.convolutionDtypes = {ir::DType::kF64};
+  EXPECT_EQ(convolutionsOf(convs, o), (std::vector<std::string>{"f64", "f64"}));
+  // `expand` still wins: no form is kept.
+  o.expand = {"prims.convolution"};
+  EXPECT_TRUE(convolutionsOf(convs, o).empty());
+}
+
 TEST(Decompose, MatmulResultDtypeIsTheOperandsOrF32ForHalves) {
   auto ctx = ir::makeDefaultContext();
   for (const char* bad : {"%a: f32[4, 8], %b: f32[8, 3]) {\n  %y = prims.matmul(%a, %b) {dtype = f64}",

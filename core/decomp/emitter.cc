@@ -41,7 +41,7 @@ std::vector<V> Emitter::apply(const std::string& op, const std::vector<V>& input
     fail(types.status());
     return {};
   }
-  if (decomposer_.keeps(*def, attrs)) {
+  if (decomposer_.keeps(*def, attrs, inputs)) {
     ir::Node* n = graph_.addNode(def->schema.name, def, inputs, std::move(attrs), *types);
     return n->outputs();
   }

@@ -38,8 +38,6 @@ void DeviceBuffer::reset() {
   bytes_ = 0;
 }
 
-namespace {
-
 DeviceCaps capsFrom(const plugsdk_device_info_t& i) {
   DeviceCaps c;
   c.name = i.name ? i.name : "";
@@ -58,10 +56,13 @@ DeviceCaps capsFrom(const plugsdk_device_info_t& i) {
   // ABI 1.3, read only where the plugin's struct covers it.
   c.asyncStreamFailures =
       i.struct_size >= PLUGSDK_STRUCT_SIZE(plugsdk_device_info_t, async_stream_failures) && i.async_stream_failures;
+  // ABI 1.4, likewise: an older plugin takes every form of prims.convolution.
+  if (i.struct_size >= PLUGSDK_STRUCT_SIZE(plugsdk_device_info_t, convolution_skips_transposed)) {
+    c.convolutionDtypes = i.convolution_dtypes;
+    c.convolutionSkipsTransposed = i.convolution_skips_transposed;
+  }
   return c;
 }
-
-}  // namespace
 
 StatusOr<std::unique_ptr<Device>> Device::open(std::shared_ptr<const Plugin> plugin, uint32_t index,
                                                const std::string& options) {

@@ -37,11 +37,26 @@ struct DeviceCaps {
   /// A run-time failure of a launch on an imported stream is raised there by the native
   /// runtime (ABI 1.3 async_stream_failures): runs on it need not wait to report one.
   bool asyncStreamFailures = false;
+  /// The forms of prims.convolution taken when libraryOps has it (ABI 1.4): PLUGSDK_DTYPE_BIT
+  /// of the input dtypes (0: every dtype), and whether transposed ones are left out. Older
+  /// plugins take every form.
+  uint32_t convolutionDtypes = 0;
+  bool convolutionSkipsTransposed = false;
 
   bool supports(ir::DType t) const { return (dtypes >> static_cast<unsigned>(t)) & 1u; }
+  /// True when a prims.convolution of input dtype `t` is a form the device takes (given
+  /// that libraryOps has the op).
+  bool takesConvolution(ir::DType t, bool transposed) const {
+    return (!convolutionDtypes || ((convolutionDtypes >> static_cast<unsigned>(t)) & 1u)) &&
+           !(transposed && convolutionSkipsTransposed);
+  }
   /// "f32, f64, ..." for messages.
   std::string dtypeList() const;
 };
+
+/// The capabilities in `info` as a plugin filled it: fields past its struct_size (a plugin
+/// of an older minor) read as absent, i.e. their defaults.
+DeviceCaps capsFrom(const plugsdk_device_info_t& info);
 
 class Device;
 

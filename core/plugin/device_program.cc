@@ -30,6 +30,20 @@ compile::CompileOptions optionsFor(const DeviceCaps& caps, compile::CompileOptio
   for (const char* op : {"prims.matmul", "prims.convolution", "prims.sdpa"})
     if (!(caps.libraryOps & libraryOpBit(op))) o.decomp.expand.insert(op);
   o.decomp.mixedMatmul = o.decomp.mixedMatmul && caps.mixedMatmul;
+  // The forms of prims.convolution the device takes (ABI 1.4), within those `o` already asks.
+  if (caps.convolutionDtypes) {
+    std::vector<ir::DType> taken;
+    for (int i = 0; i < ir::kNumDTypes; ++i) {
+      const auto t = static_cast<ir::DType>(i);
+      const auto& asked = o.decomp.convolutionDtypes;
+      if (caps.takesConvolution(t, false) && (asked.empty() || std::count(asked.begin(), asked.end(), t)))
+        taken.push_back(t);
+    }
+    o.decomp.convolutionDtypes = std::move(taken);
+    // No dtype in common: none is taken, which an empty list would not say.
+    if (o.decomp.convolutionDtypes.empty()) o.decomp.expand.insert("prims.convolution");
+  }
+  o.decomp.convolutionTransposed = o.decomp.convolutionTransposed && !caps.convolutionSkipsTransposed;
   return o;
 }
 
@@ -127,6 +141,15 @@ StatusOr<std::unique_ptr<DeviceProgram::Executable>> compileCall(const Device& d
   if (!(d.caps().libraryOps & bit))
     return unimplemented(where + ": " + c.op + " is not implemented by device " + d.describe() +
                          " (compile the program with optionsFor() its capabilities to expand it into loop kernels)");
+  if (c.op == "prims.convolution" && !c.inputs.empty() && c.inputs[0]) {
+    const ir::DType t = p.buffers[static_cast<size_t>(c.inputs[0]->buffer)].dtype;
+    auto transposed = c.attrs.find("transposed");
+    const bool isTransposed = transposed != c.attrs.end() && transposed->second.asBool().value_or(false);
+    if (!d.caps().takesConvolution(t, isTransposed))
+      return unimplemented(where + ": device " + d.describe() + " takes no " + (isTransposed ? "transposed " : "") +
+                           c.op + " on dtype " + std::string(ir::dtypeName(t)) +
+                           " (compile the program with optionsFor() its capabilities to expand it into loop kernels)");
+  }
   const kernel::Kernel* epilogue = c.epilogue >= 0 ? &p.kernels[static_cast<size_t>(c.epilogue)] : nullptr;
   if (epilogue && !(d.caps().epilogueOps & bit))
     return unimplemented(where + ": device " + d.describe() + " takes no fused epilogue on " + c.op);

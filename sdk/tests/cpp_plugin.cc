@@ -5,10 +5,14 @@
 // values, add/sub/mul, plain stores, no loops); anything else launches as UNIMPLEMENTED.
 // Client options make it fail on purpose: "throw=runtime|bad_alloc|int" (device_count
 // throws), "init=throw|fail" (client_create throws or returns an error); "async_failures=1"
-// reports ABI 1.3's async_stream_failures.
+// reports ABI 1.3's async_stream_failures; "conv_dtypes=f32,bf16" reports prims.convolution
+// in library_ops with ABI 1.4's forms (those input dtypes, transposed ones left out; "all":
+// every form). Its library calls are never compiled (compileLibrary stays UNIMPLEMENTED).
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "plugsdk/plugsdk.hpp"
@@ -62,6 +66,25 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
   sdk::Status initialize(const sdk::Options& options) override {
     throw_ = options.get("throw");
     asyncFailures_ = options.get("async_failures") == "1";
+    const std::string conv = options.get("conv_dtypes");
+    if (!conv.empty()) {
+      takesConvolution_ = true;
+      if (conv != "all") {
+        skipsTransposed_ = true;
+        const std::pair<const char*, plugsdk_dtype_t> names[] = {{"f16", PLUGSDK_DTYPE_F16},
+                                                                 {"bf16", PLUGSDK_DTYPE_BF16},
+                                                                 {"f32", PLUGSDK_DTYPE_F32},
+                                                                 {"f64", PLUGSDK_DTYPE_F64}};
+        for (size_t start = 0; start <= conv.size();) {
+          const size_t end = std::min(conv.find(',', start), conv.size());
+          const std::string name = conv.substr(start, end - start);
+          start = end + 1;
+          auto it = std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return name == n.first; });
+          if (it == std::end(names)) return sdk::invalidArgument("conv_dtypes: unknown dtype '" + name + "'");
+          convDtypes_ |= PLUGSDK_DTYPE_BIT(it->second);
+        }
+      }
+    }
     if (options.get("init") == "throw") throw std::runtime_error("initialize was asked to throw");
     if (options.get("init") == "fail") return sdk::unavailable("initialize was asked to fail");
     return sdk::Status::ok();
@@ -86,6 +109,9 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
     d.fusesHorizontal = true;
     d.takesSubgraphs = false;
     d.asyncStreamFailures = asyncFailures_;
+    if (takesConvolution_) d.libraryOps |= PLUGSDK_LIBRARY_CONVOLUTION;
+    d.convolutionDtypes = convDtypes_;
+    d.convolutionSkipsTransposed = skipsTransposed_;
     return d;
   }
 
@@ -222,7 +248,10 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
 
  private:
   std::string throw_;
-  bool asyncFailures_ = false;  ///< option async_failures=1: report ABI 1.3's async_stream_failures
+  bool asyncFailures_ = false;     ///< option async_failures=1: report ABI 1.3's async_stream_failures
+  bool takesConvolution_ = false;  ///< option conv_dtypes: report prims.convolution ...
+  uint32_t convDtypes_ = 0;        ///< ... of these input dtypes (0: every one) ...
+  bool skipsTransposed_ = false;   ///< ... and not transposed (a list given)
 };
 
 }  // namespace

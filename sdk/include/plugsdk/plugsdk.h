@@ -1,10 +1,11 @@
 /*
  * plugsdk.h -- the stable C ABI between the plugsdk core and backend plugins.
  *
- * ABI 1.3 (1.2 plus device_info.async_stream_failures; 1.2 is 1.1 plus stream_import and
- * mixed-precision prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0, 1.1 and 1.2 are frozen:
- * copies live in sdk/tests/abi_v1_0, abi_v1_1 and abi_v1_2, and a test checks that every later
- * header keeps their layouts. docs/abi/reference.md documents every field;
+ * ABI 1.4 (1.3 plus device_info.convolution_dtypes and convolution_skips_transposed; 1.3 is
+ * 1.2 plus device_info.async_stream_failures; 1.2 is 1.1 plus stream_import and
+ * mixed-precision prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 to 1.3 are frozen: copies
+ * live in sdk/tests/abi_v1_0, abi_v1_1, abi_v1_2 and abi_v1_3, and a test checks that every
+ * later header keeps their layouts. docs/abi/reference.md documents every field;
  * docs/abi/CHANGELOG.md records each version.
  *
  * Standalone C11: includes only <stddef.h>, <stdint.h> and <stdbool.h>. No C++ type and no
@@ -46,7 +47,7 @@ extern "C" {
 #endif
 
 #define PLUGSDK_ABI_VERSION_MAJOR 1
-#define PLUGSDK_ABI_VERSION_MINOR 3
+#define PLUGSDK_ABI_VERSION_MINOR 4
 
 #if defined(_WIN32)
 #define PLUGSDK_EXPORT __declspec(dllexport)
@@ -318,6 +319,12 @@ typedef struct plugsdk_device_info {
    * (CUDA: a device-side assert, which every later call on the context reports), so the
    * core need not wait for such launches to report it. */
   bool async_stream_failures;
+  /* ABI 1.4 (read only when struct_size covers it). The forms of prims.convolution taken when
+   * library_ops has PLUGSDK_LIBRARY_CONVOLUTION: PLUGSDK_DTYPE_BIT of the input dtypes taken
+   * (0: every dtype), and whether transposed convolutions are left out. The core expands the
+   * other calls, as on a device without the op. Before 1.4: every form. */
+  uint32_t convolution_dtypes;
+  bool convolution_skips_transposed;
 } plugsdk_device_info_t;
 
 /* ---- function argument structs ---------------------------------------------------------- */

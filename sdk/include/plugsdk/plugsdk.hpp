@@ -247,6 +247,11 @@ struct DeviceInfo {
   bool takesSubgraphs = false;  ///< only with Backend::kTakesSubgraphs
   /// ABI 1.3: failures of launches on imported streams are raised by the native runtime.
   bool asyncStreamFailures = false;
+  /// ABI 1.4: the forms of prims.convolution taken when libraryOps has it: dtypeBits() of the
+  /// input dtypes (0: every dtype), and whether transposed convolutions are left out. The
+  /// core expands the other calls into loops.
+  uint32_t convolutionDtypes = 0;
+  bool convolutionSkipsTransposed = false;
 };
 
 /// PLUGSDK_DTYPE_BIT of each dtype, or-ed: `dtypeBits({PLUGSDK_DTYPE_F32, PLUGSDK_DTYPE_I64})`.
@@ -739,6 +744,8 @@ struct Plugin {
       c.fuses_multi_reduction = d->fusesMultiReduction;
       c.takes_subgraphs = d->takesSubgraphs;
       c.async_stream_failures = d->asyncStreamFailures;
+      c.convolution_dtypes = d->convolutionDtypes;
+      c.convolution_skips_transposed = d->convolutionSkipsTransposed;
       // Only the bytes the caller has; struct_size then says how much was filled.
       std::memcpy(static_cast<void*>(a->info), &c, c.struct_size);
       return Status::ok();
