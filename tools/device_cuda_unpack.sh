@@ -12,3 +12,7 @@ for f in "$G"/lib/*; do
 done
 export LD_LIBRARY_PATH=$G/needed${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export PLUGSDK_PLUGIN_PATH=$G/plugins
+# cuDNN for prims.convolution: torch's wheel ships it (nvidia-cudnn); the CLI tools, which
+# do not load torch, find it through the loader's path.
+CUDNN_LIB=$(python3 -c "import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], 'lib'))" 2>/dev/null)
+[ -n "$CUDNN_LIB" ] && [ -e "$CUDNN_LIB/libcudnn.so.9" ] && export LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$CUDNN_LIB

@@ -15,7 +15,9 @@
 #include "backends/cuda/codegen/nvptx.h"
 #include "backends/cuda/codegen/ptx_cache.h"
 #include "backends/cuda/driver/cuda_api.h"
+#include "backends/cuda/library/conv.h"
 #include "backends/cuda/library/cublaslt_api.h"
+#include "backends/cuda/library/cudnn_api.h"
 #include "backends/cuda/library/matmul.h"
 #include "backends/cuda/runtime/device.h"
 #include "backends/cuda/runtime/kernel_status.h"
@@ -64,7 +66,8 @@ struct CudaEvent : sdk::Event {
 
 struct CudaExecutable : sdk::Executable {
   std::unique_ptr<cuda::LoadedKernel> kernel;      ///< a compiled kernel, or
-  std::unique_ptr<cuda::MatmulExecutable> matmul;  ///< prims.matmul (library/matmul.h)
+  std::unique_ptr<cuda::MatmulExecutable> matmul;  ///< prims.matmul (library/matmul.h), or
+  std::unique_ptr<cuda::ConvExecutable> conv;      ///< prims.convolution (library/conv.h)
   uint32_t device = 0;
 };
 
@@ -76,15 +79,17 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   /// split=off (never split a reduction over several blocks), lanes=4|8 (elements per thread
   /// in each access), minblocks=0..8 (blocks per multiprocessor the registers must allow;
   /// 0: ptxas decides), cublaslt=PATH|off (the cuBLASLt library for prims.matmul; default:
-  /// found by library/cublaslt_api.h; off: the generated kernel only), cache_dir=DIR|off (the
-  /// PTX cache, codegen/ptx_cache.h; default: defaultCacheDir("cuda")).
+  /// found by library/cublaslt_api.h; off: the generated kernel only), cudnn=PATH|off (the
+  /// cuDNN library for prims.convolution; default: found by library/cudnn_api.h; off or none
+  /// found: convolutions are left to the core's expansion), cache_dir=DIR|off (the PTX cache,
+  /// codegen/ptx_cache.h; default: defaultCacheDir("cuda")).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "driver" && key != "libdevice" && key != "dump" && key != "opt" && key != "fault" && key != "split" &&
-          key != "lanes" && key != "minblocks" && key != "cublaslt" && key != "cache_dir")
+          key != "lanes" && key != "minblocks" && key != "cublaslt" && key != "cudnn" && key != "cache_dir")
         return sdk::invalidArgument("unknown option '" + key +
                                     "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes, "
-                                    "minblocks, cublaslt, cache_dir)");
+                                    "minblocks, cublaslt, cudnn, cache_dir)");
     const std::string split = options.get("split", "on");
     if (split != "on" && split != "off") return sdk::invalidArgument("option split: '" + split + "' is not on or off");
     splitReductions_ = split == "on";
@@ -133,6 +138,23 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
       else if (!cublas.empty())
         return loaded.status().withContext("option cublaslt");
     }
+    // cuDNN for prims.convolution, when this machine has it (else the core expands them).
+    const std::string cudnn = options.get("cudnn");
+    std::shared_ptr<const cuda::dnn::Api> dnn;
+    if (cudnn != "off") {
+      sdk::StatusOr<std::shared_ptr<const cuda::dnn::Api>> loaded = cuda::dnn::load(cudnn);
+      if (loaded.isOk())
+        dnn = *loaded;
+      else if (!cudnn.empty())
+        return loaded.status().withContext("option cudnn");
+    }
+    for (const cuda::Device& d : devices_) {
+      auto c = std::make_unique<cuda::DnnDevice>();
+      c->api = api_.get();
+      c->dnn = dnn;
+      c->context = d.context;
+      dnn_.push_back(std::move(c));
+    }
     for (const cuda::Device& d : devices_) {
       auto l = std::make_unique<cuda::LtDevice>();
       l->api = api_.get();
@@ -151,6 +173,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
 
   ~CudaBackend() override {
     lt_.clear();
+    dnn_.clear();
     for (size_t d = 0; d < status_.size(); ++d) {
       cuda::ContextGuard g(*api_, devices_[d].context);
       status_[d].reset();
@@ -172,7 +195,15 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     d.memoryKinds = PLUGSDK_MEMORY_DEVICE;
     d.memoryBytes = g.memoryBytes;
     d.maxBufferBytes = g.memoryBytes;
-    d.libraryOps = PLUGSDK_LIBRARY_MATMUL;  // convolution and sdpa come expanded into loop kernels (for now)
+    // Convolution through cuDNN when it loaded: its float dtypes, not transposed (the core
+    // expands the rest, and attention, into kernels and matmuls).
+    d.libraryOps = PLUGSDK_LIBRARY_MATMUL;
+    if (dnn_[device]->dnn) {
+      d.libraryOps |= PLUGSDK_LIBRARY_CONVOLUTION;
+      d.convolutionDtypes =
+          sdk::dtypeBits({PLUGSDK_DTYPE_F16, PLUGSDK_DTYPE_BF16, PLUGSDK_DTYPE_F32, PLUGSDK_DTYPE_F64});
+      d.convolutionSkipsTransposed = true;
+    }
     d.maxKernelStmts = 0;
     d.fusesHorizontal = true;
     d.fusesReductionEpilogue = true;
@@ -337,11 +368,20 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   }
 
   sdk::StatusOr<std::unique_ptr<CudaExecutable>> compileLibrary(const sdk::LibraryCall& c) override {
-    if (c.op != PLUGSDK_LIBRARY_MATMUL)
-      return sdk::unimplemented("the cuda plugin implements prims.matmul only (library op " + std::to_string(c.op) +
-                                ")");
-    if (c.epilogue) return sdk::unimplemented("the cuda plugin takes no epilogue on prims.matmul");
+    if (c.op != PLUGSDK_LIBRARY_MATMUL && c.op != PLUGSDK_LIBRARY_CONVOLUTION)
+      return sdk::unimplemented("the cuda plugin implements prims.matmul and prims.convolution only (library op " +
+                                std::to_string(c.op) + ")");
+    if (c.epilogue) return sdk::unimplemented("the cuda plugin takes no epilogue on its library ops");
     const uint32_t device = c.device;
+    if (c.op == PLUGSDK_LIBRARY_CONVOLUTION) {
+      sdk::StatusOr<std::unique_ptr<cuda::ConvExecutable>> conv = cuda::ConvExecutable::create(c, dnn_[device].get());
+      if (!conv.isOk()) return conv.status();
+      auto e = std::make_unique<CudaExecutable>();
+      e->setLog((*conv)->log());
+      e->conv = std::move(*conv);
+      e->device = device;
+      return e;
+    }
     sdk::StatusOr<std::unique_ptr<cuda::MatmulExecutable>> m = cuda::MatmulExecutable::create(
         c, lt_[device].get(), [this, device](const sdk::KernelView& k) { return loadedKernel(device, k, nullptr); });
     if (!m.isOk()) return m.status();
@@ -361,15 +401,23 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     cuda::KernelStatus& status = *status_[e.device];
     cuda::CUstream s = l.stream ? l.stream->stream : nullptr;
     if (!s) {
-      sdk::Status st = drain(e.matmul ? std::string("prims.matmul") : "kernel @" + e.kernel->name);
+      sdk::Status st = drain(e.matmul ? std::string("prims.matmul")
+                             : e.conv ? std::string("prims.convolution")
+                                      : "kernel @" + e.kernel->name);
       if (!st.isOk()) return st;
     }
     // On an imported stream (the caller does not wait for it), bit 0 of the status pointer:
     // a failure is also raised as a device-side assert (codegen/device_assert.h).
-    const cuda::CUdeviceptr statusWord =
-        e.matmul ? 0 : status.address(e.kernel->statusSlot) | (l.stream && !l.stream->owned ? 1u : 0u);
-    sdk::Status st = e.matmul ? e.matmul->launch(args.data(), symbols, s)
-                              : cuda::launchKernel(*e.kernel, args, symbols, statusWord, s);
+    sdk::Status st;
+    if (e.matmul) {
+      st = e.matmul->launch(args.data(), symbols, s);
+    } else if (e.conv) {
+      st = e.conv->launch(args.data(), symbols, s);
+    } else {
+      const cuda::CUdeviceptr statusWord =
+          status.address(e.kernel->statusSlot) | (l.stream && !l.stream->owned ? 1u : 0u);
+      st = cuda::launchKernel(*e.kernel, args, symbols, statusWord, s);
+    }
     if (!st.isOk() || l.stream) return st;
     return status.collect(nullptr);
   }
@@ -422,6 +470,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   std::string noDevice_;
   std::vector<std::unique_ptr<cuda::KernelStatus>> status_;  ///< per device
   std::vector<std::unique_ptr<cuda::LtDevice>> lt_;          ///< per device: cuBLASLt for prims.matmul
+  std::vector<std::unique_ptr<cuda::DnnDevice>> dnn_;        ///< per device: cuDNN for prims.convolution
   cuda::PtxOptions ptxOptions_;
   std::unique_ptr<cuda::PtxCache> ptxCache_;
   std::string dumpDir_;

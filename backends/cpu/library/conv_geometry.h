@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <utility>
 
-#include "backends/cpu/library/attributes.h"
 #include "backends/cpu/library/elements.h"
 #include "backends/cpu/library/gemm.h"
 #include "backends/cpu/library/library_call.h"

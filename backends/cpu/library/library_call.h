@@ -13,12 +13,15 @@
 #include <oneapi/tbb/task_arena.h>
 
 #include "backends/cpu/kernel_compiler.h"
-#include "backends/cpu/library/attributes.h"
 #include "backends/cpu/library/elements.h"
 #include "backends/cpu/library/gemm.h"
+#include "plugsdk/library_attributes.hpp"
 #include "plugsdk/plugsdk.hpp"
 
 namespace plugsdk::cpu {
+
+/// The call's attributes, parsed by the SDK (plugsdk/library_attributes.hpp).
+using Attributes = sdk::LibraryAttributes;
 
 /// A descriptor copied out of the borrowed call.
 struct Descriptor {

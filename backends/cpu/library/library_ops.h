@@ -5,7 +5,6 @@
 
 #include <vector>
 
-#include "backends/cpu/library/attributes.h"
 #include "backends/cpu/library/elements.h"
 #include "backends/cpu/library/library_call.h"
 
