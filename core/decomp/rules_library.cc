@@ -161,15 +161,16 @@ Result convolution(Emitter& e, const DecompCall& c) {
   const Shape& outShape = c.outType().shape;
   const Shape outSpatial(outShape.begin() + 2, outShape.end());
   // With prims.matmul on the device: im2col and one matmul, in the operands' dtype.
-  const bool viaMatmul = !c.getBool("transposed") && e.keepsPrim("prims.matmul");
-  if (!viaMatmul) {
+  const bool transposed = c.getBool("transposed");
+  const bool viaMatmul = !transposed && e.keepsPrim("prims.matmul");
+  if (!viaMatmul && !transposed) {
     x = e.convert(x, acc);
     w = e.convert(w, acc);
   }
   const Shape ws = e.shape(w);
   Shape low(k + 2, SymExpr(0)), high(k + 2, SymExpr(0)), interior(k + 2, SymExpr(0));
   Shape w5;
-  if (!c.getBool("transposed")) {
+  if (!transposed) {
     // [OC, Cg, K...] -> [G, OCg, Cg, K...]
     w5 = {groups, SymExpr::floorDiv(ws[0], groups)};
     w5.insert(w5.end(), ws.begin() + 1, ws.end());
@@ -182,22 +183,26 @@ Result convolution(Emitter& e, const DecompCall& c) {
     if (viaMatmul) return one(e, e.convert(im2colConvolution(e, x, w, stride, dilation, outSpatial), out));
     return one(e, e.convert(directConvolution(e, x, w, stride, dilation, outSpatial), out));
   }
-  // Transposed: the input dilated by the stride (interior zeros) and padded by
-  // dilation * (K - 1) - padding (+ output_padding after), convolved with stride 1 by the
-  // weight flipped and with its channel dims swapped per group.
+  // Transposed: a plain convolution (stride 1) of the input dilated by the stride (interior
+  // zeros) and padded by dilation * (K - 1) - padding (+ output_padding after), by the weight
+  // flipped with its channel dims swapped per group. It is emitted as that prims.convolution,
+  // in the operands' dtype: a device whose library takes plain convolutions but not transposed
+  // ones (a training step's input gradients) runs it there; elsewhere it expands as above.
   const std::vector<SymExpr> outPad = spatialList(c, "output_padding", k);
-  std::vector<std::vector<SymExpr>> crop(k);
+  std::vector<SymExpr> edges;
+  bool dilated = false;
   for (size_t i = 0; i < k; ++i) {
     const SymExpr edge = dilation[i] * (ws[2 + i] - SymExpr(1)) - padding[i];
     if (!e.provedGE(edge, SymExpr(0)))
       return e.decline(
           "transposed convolution with padding larger than dilation * (kernel - 1) (or not provably "
           "smaller)");
-    low[2 + i] = edge;
-    high[2 + i] = edge + outPad[i];
+    edges.push_back(edge);
+    high[2 + i] = outPad[i];
     interior[2 + i] = stride[i] - SymExpr(1);
+    dilated = dilated || !outPad[i].isZero() || !interior[2 + i].isZero();
   }
-  // [Cin, OCg, K...] = [G, Cg, OCg, K...] -> [G, OCg, Cg, K...], spatial dims reversed
+  // [Cin, OCg, K...] = [G, Cg, OCg, K...] -> [G * OCg, Cg, K...], spatial dims reversed
   const SymExpr cg = SymExpr::floorDiv(ws[0], groups);
   Shape wg{groups, cg};
   wg.insert(wg.end(), ws.begin() + 1, ws.end());
@@ -206,16 +211,25 @@ Result convolution(Emitter& e, const DecompCall& c) {
     perm.push_back(static_cast<int64_t>(3 + i));
     rev.push_back(static_cast<int64_t>(3 + i));
   }
-  w = e.permute(e.reshape(w, wg), perm);
-  w = e.op("prims.rev", {w}, {{"dims", Attribute::fromInts(rev)}});
-  const Attribute zero = ir::isFloating(acc) ? Attribute::fromFloat(0.0) : Attribute::fromInt(0);
-  x = e.op("prims.pad", {x},
-           {{"padding_value", zero},
-            {"low", Attribute::fromInts(low)},
-            {"high", Attribute::fromInts(high)},
-            {"interior", Attribute::fromInts(interior)}});
-  const std::vector<SymExpr> ones(k, SymExpr(1));
-  return one(e, e.convert(directConvolution(e, x, w, ones, dilation, outSpatial), out));
+  w = e.op("prims.rev", {e.permute(e.reshape(w, wg), perm)}, {{"dims", Attribute::fromInts(rev)}});
+  if (!e.ok()) return e.status();
+  Shape plain{groups * ws[1], cg};
+  plain.insert(plain.end(), ws.begin() + 2, ws.end());
+  w = e.reshape(w, plain);
+  if (dilated)  // the interior zeros and output_padding's extra high edge; the rest is the convolution's padding
+    x = e.op("prims.pad", {x},
+             {{"padding_value", ir::isFloating(out) ? Attribute::fromFloat(0.0) : Attribute::fromInt(0)},
+              {"low", Attribute::fromInts(low)},
+              {"high", Attribute::fromInts(high)},
+              {"interior", Attribute::fromInts(interior)}});
+  const std::vector<SymExpr> ones(k, SymExpr(1)), zeros(k, SymExpr(0));
+  return one(e, e.op("prims.convolution", {x, w},
+                     {{"stride", Attribute::fromInts(ones)},
+                      {"padding", Attribute::fromInts(edges)},
+                      {"dilation", Attribute::fromInts(dilation)},
+                      {"transposed", Attribute::fromBool(false)},
+                      {"output_padding", Attribute::fromInts(zeros)},
+                      {"groups", Attribute::fromInt(c.getInt("groups"))}}));
 }
 
 /// `x` with `n` zeros appended along `dim` (as is when n is 0).

@@ -138,6 +138,15 @@ bool readsMany(const State& st, const ir::Value* v, int64_t limit) {
   return static_cast<int64_t>(large.size()) > limit;
 }
 
+/// Whether a view walks some dim backwards (prims.rev).
+bool reversed(const View& v) {
+  for (const SymExpr& s : v.strides) {
+    const std::optional<int64_t> c = s.constant();
+    if (c && *c < 0) return true;
+  }
+  return false;
+}
+
 /// Whether a library operand `in`, a chain of views over the computed value `v`, is best
 /// read from v's own memory (v materialized, `in` a view of it) rather than materialized
 /// itself. From v's memory when the library can take the view as it lies: v's elements in
@@ -232,7 +241,10 @@ Status chooseRoots(State& st) {
       if (v->producer() && !kinds.count(v) && readsOperandFromBase(st, in, v, caps.maxRecompute))
         kinds[v] = RootKind::kElementwise;
       commit();
-      if (!viewOf(st, in, &base)) kinds[in] = in->producer() ? RootKind::kElementwise : RootKind::kInputCopy;
+      // A view the library cannot take -- none at all, or one with a negative stride (a
+      // reversed weight: libraries index forward) -- is materialized row-major.
+      const std::optional<View> view = viewOf(st, in, &base);
+      if (!view || reversed(*view)) kinds[in] = in->producer() ? RootKind::kElementwise : RootKind::kInputCopy;
     }
   }
   commit();
