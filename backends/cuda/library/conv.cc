@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "backends/cuda/library/cudnn_graph.h"
 #include "backends/cuda/runtime/device.h"
 #include "backends/llvm_lowering/dtypes.h"
 
@@ -56,7 +57,7 @@ DnnDevice::~DnnDevice() {
   ContextGuard g(*api, context);
   if (scratch) api->memFree(scratch);
   for (CUdeviceptr p : retired) api->memFree(p);
-  if (handle) dnn->destroy(handle);
+  if (handle && !dnn::exiting()) dnn->destroy(handle);
 }
 
 struct ConvExecutable::Prepared {
@@ -67,10 +68,12 @@ struct ConvExecutable::Prepared {
   dnn::TensorDesc wSrc = nullptr, wPacked = nullptr;  ///< the weight's copy into a packed temporary
   dnn::FilterDesc w = nullptr;
   dnn::ConvDesc conv = nullptr;
+  std::unique_ptr<dnn::ConvGraphPlan> graph;  ///< the graph API's plan; null: the legacy call with `algo`
   int algo = 0;
   size_t workspace = 0, xTemp = 0, wTemp = 0, yTemp = 0;  ///< bytes, each a multiple of 256
   size_t scratch() const { return workspace + xTemp + wTemp + yTemp; }
   ~Prepared() {
+    if (dnn::exiting()) return;
     for (dnn::TensorDesc t : {x, y, xSrc, ySrc, wSrc, wPacked})
       if (t) dnn->destroyTensor(t);
     if (w) dnn->destroyFilter(w);
@@ -137,10 +140,36 @@ sdk::StatusOr<const ConvExecutable::Prepared*> ConvExecutable::prepare(const Dnn
   const int math = f32 ? dnn::kFmaMath : f64 ? dnn::kDefaultMath : dnn::kTensorOpMath;
   if (st.isOk()) st = D.check(D.setConvMath(p->conv, math), what + ": math type");
   if (!st.isOk()) return st;
+  // The graph API's plan first (a launch then costs one execute); the legacy call when no
+  // engine finalizes.
+  auto wide = [](const std::vector<int>& v) { return std::vector<int64_t>(v.begin(), v.end()); };
+  dnn::ConvSpec spec;
+  spec.dataType = type;
+  spec.computeType = f64 ? dnn::kDouble : dnn::kFloat;
+  spec.x = wide(g.x);
+  spec.xStrides = wide(packedStrides(g.x));
+  spec.w = wide(g.w);
+  spec.wStrides = wide(packedStrides(g.w));
+  spec.y = wide(g.y);
+  spec.yStrides = wide(packedStrides(g.y));
+  spec.pad = wide(g.pad);
+  spec.stride = wide(g.stride);
+  spec.dilation = wide(g.dilation);
+  spec.w[1] = g.w[1];  // [K, C / groups, ...]: the groups follow from x's channels
+  if (xCopy || g.xPacked) {
+    sdk::StatusOr<std::unique_ptr<dnn::ConvGraphPlan>> plan = dnn::ConvGraphPlan::create(D, dnn_->handle, spec);
+    if (plan.isOk()) {
+      p->graph = std::move(*plan);
+      p->workspace = roundUp(p->graph->workspaceBytes());
+    } else {
+      graphFailure_ = plan.status().message();
+    }
+  }
   dnn::FwdAlgoPerf perf[16] = {};
   int found = 0;
-  st = D.check(D.forwardAlgorithms(dnn_->handle, p->x, p->w, p->conv, p->y, 16, &found, perf),
-               what + ": cudnnGetConvolutionForwardAlgorithm_v7");
+  if (!p->graph)
+    st = D.check(D.forwardAlgorithms(dnn_->handle, p->x, p->w, p->conv, p->y, 16, &found, perf),
+                 what + ": cudnnGetConvolutionForwardAlgorithm_v7");
   if (!st.isOk()) return st;
   const dnn::FwdAlgoPerf* pick = nullptr;
   for (int i = 0; i < found && !pick; ++i) {
@@ -148,17 +177,19 @@ sdk::StatusOr<const ConvExecutable::Prepared*> ConvExecutable::prepare(const Dnn
     if (f32 && perf[i].mathType != dnn::kFmaMath) continue;  // TF32 would round the operands
     pick = &perf[i];
   }
-  if (!pick)
+  if (!pick && !p->graph)
     return sdk::unimplemented(what + ": cuDNN's heuristics offer no algorithm (" + std::to_string(found) +
-                              " considered)");
-  p->algo = pick->algo;
-  st = D.check(D.setConvMath(p->conv, pick->mathType), what + ": math type");
-  size_t ws = 0;
-  if (st.isOk())
-    st = D.check(D.forwardWorkspace(dnn_->handle, p->x, p->w, p->conv, p->y, p->algo, &ws),
-                 what + ": cudnnGetConvolutionForwardWorkspaceSize");
-  if (!st.isOk()) return st;
-  p->workspace = roundUp(ws);
+                              " considered; the graph API: " + graphFailure_ + ")");
+  if (!p->graph) {
+    p->algo = pick->algo;
+    st = D.check(D.setConvMath(p->conv, pick->mathType), what + ": math type");
+    size_t ws = 0;
+    if (st.isOk())
+      st = D.check(D.forwardWorkspace(dnn_->handle, p->x, p->w, p->conv, p->y, p->algo, &ws),
+                   what + ": cudnnGetConvolutionForwardWorkspaceSize");
+    if (!st.isOk()) return st;
+    p->workspace = roundUp(ws);
+  }
   p->xTemp = xCopy ? roundUp(numel(g.x) * eb) : 0;
   p->wTemp = wCopy ? roundUp(numel(g.w) * eb) : 0;
   p->yTemp = yCopy ? roundUp(numel(g.y) * eb) : 0;
@@ -244,19 +275,24 @@ sdk::Status ConvExecutable::launch(const CUdeviceptr args[3], const std::vector<
     const CUdeviceptr ws = *scratch, xt = ws + p->workspace, wt = xt + p->xTemp, yt = wt + p->wTemp;
     const CUdeviceptr x = s.x + static_cast<uint64_t>(first * g.xImage) * eb;
     const CUdeviceptr y = s.y + static_cast<uint64_t>(first * g.yImage) * eb;
-    const std::string what = "prims.convolution (" + p->g.describe() + ")";
+    auto what = [&] { return "prims.convolution (" + p->g.describe() + ")"; };
     if (p->xSrc)
-      st = D.check(D.transform(dnn_->handle, alpha, p->xSrc, ptr(x), beta, p->x, ptr(xt)), what + ": packing x");
+      st = D.check(D.transform(dnn_->handle, alpha, p->xSrc, ptr(x), beta, p->x, ptr(xt)), what() + ": packing x");
     if (st.isOk() && p->wSrc)
       st = D.check(D.transform(dnn_->handle, alpha, p->wSrc, ptr(s.w), beta, p->wPacked, ptr(wt)),
-                   what + ": packing the weight");
-    if (st.isOk())
-      st = D.check(D.forward(dnn_->handle, alpha, p->x, ptr(p->xSrc ? xt : x), p->w, ptr(p->wSrc ? wt : s.w), p->conv,
-                             p->algo, ptr(ws), p->workspace, beta, p->y, ptr(p->ySrc ? yt : y)),
-                   what + ": cudnnConvolutionForward (algorithm " + std::to_string(p->algo) + ")");
+                   what() + ": packing the weight");
+    const CUdeviceptr xIn = p->xSrc ? xt : x, wIn = p->wSrc ? wt : s.w, yOut = p->ySrc ? yt : y;
+    if (st.isOk() && p->graph) {
+      st = p->graph->execute(dnn_->handle, ptr(xIn), ptr(wIn), ptr(yOut), ptr(ws));
+    } else if (st.isOk()) {
+      const dnn::Status r = D.forward(dnn_->handle, alpha, p->x, ptr(xIn), p->w, ptr(wIn), p->conv, p->algo, ptr(ws),
+                                      p->workspace, beta, p->y, ptr(yOut));
+      if (r != dnn::kSuccess)
+        st = D.check(r, what() + ": cudnnConvolutionForward (algorithm " + std::to_string(p->algo) + ")");
+    }
     if (st.isOk() && p->ySrc)
       st = D.check(D.transform(dnn_->handle, alpha, p->y, ptr(yt), beta, p->ySrc, ptr(y)),
-                   what + ": writing the result in place");
+                   what() + ": writing the result in place");
     if (!st.isOk()) return st;
   }
   return sdk::Status::ok();

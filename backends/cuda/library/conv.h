@@ -60,6 +60,7 @@ class ConvExecutable {
   std::map<std::string, std::unique_ptr<Prepared>> prepared_;
   std::optional<Setup> last_;
   std::string log_;
+  std::string graphFailure_;  ///< why the last setup fell back to the legacy call (reported if that fails too)
 };
 
 }  // namespace plugsdk::cuda

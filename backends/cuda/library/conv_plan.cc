@@ -172,7 +172,11 @@ sdk::StatusOr<DnnGeometry> dnnGeometry(const ConvCall& c, const ConvShape& s) {
       ss.push_back(t.strides[2 + i]);
     }
     for (size_t i = 0; i < ds.size(); ++i) {
-      if (ds[i] > kIntMax || ss[i] > kIntMax || ss[i] < 0)
+      if (ss[i] < 0)
+        return sdk::unimplemented(
+            "prims.convolution: a negative stride (a reversed view; the core materializes "
+            "those for library calls)");
+      if (ds[i] > kIntMax || ss[i] > kIntMax)
         return sdk::unimplemented("prims.convolution: a size or stride past cuDNN's 32-bit indexing");
       d->push_back(static_cast<int>(ds[i]));
       st->push_back(static_cast<int>(std::max<int64_t>(ss[i], 0)));

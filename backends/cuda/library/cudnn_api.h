@@ -22,6 +22,7 @@ using Handle = struct cudnnContext*;
 using TensorDesc = struct cudnnTensorStruct*;
 using FilterDesc = struct cudnnFilterStruct*;
 using ConvDesc = struct cudnnConvolutionStruct*;
+using BackendDesc = void*;  ///< cudnnBackendDescriptor_t (the graph API)
 
 /// cudnnConvolutionFwdAlgoPerf_t
 struct FwdAlgoPerf {
@@ -43,6 +44,67 @@ constexpr int kNchw = 0;
 constexpr int kCrossCorrelation = 1;
 // cudnnMathType_t
 constexpr int kDefaultMath = 0, kTensorOpMath = 1, kFmaMath = 3;
+
+// The graph API (cudnn_graph.h): descriptor types, attribute names and attribute types.
+enum BackendType : int {
+  kConvolutionDesc = 1,
+  kEngineDesc = 2,
+  kEngineCfgDesc = 3,
+  kEngineHeurDesc = 4,
+  kExecutionPlanDesc = 5,
+  kConvForwardOpDesc = 10,
+  kOperationGraphDesc = 15,
+  kVariantPackDesc = 16,
+  kTensorDesc = 17,
+};
+enum BackendAttr : int {
+  kConvCompType = 100,
+  kConvMode = 101,
+  kConvDilations = 102,
+  kConvFilterStrides = 103,
+  kConvPostPaddings = 104,
+  kConvPrePaddings = 105,
+  kConvSpatialDims = 106,
+  kHeurMode = 200,
+  kHeurOperationGraph = 201,
+  kHeurResults = 202,
+  kCfgEngine = 300,
+  kPlanHandle = 400,
+  kPlanEngineConfig = 401,
+  kPlanWorkspaceSize = 402,
+  kConvFwdAlpha = 700,
+  kConvFwdBeta = 701,
+  kConvFwdConvDesc = 702,
+  kConvFwdW = 703,
+  kConvFwdX = 704,
+  kConvFwdY = 705,
+  kGraphHandle = 800,
+  kGraphOps = 801,
+  kTensorByteAlignment = 900,
+  kTensorDataType = 901,
+  kTensorDimensions = 902,
+  kTensorStrides = 903,
+  kTensorUniqueId = 906,
+  kVariantUniqueIds = 1000,
+  kVariantDataPointers = 1001,
+  kVariantWorkspace = 1003,
+  kEngineNumericalNote = 1303,
+};
+enum BackendAttrType : int {
+  kTypeHandle = 0,
+  kTypeDataType = 1,
+  kTypeInt64 = 3,
+  kTypeFloat = 4,
+  kTypeDouble = 5,
+  kTypeVoidPtr = 6,
+  kTypeConvolutionMode = 7,
+  kTypeHeurMode = 8,
+  kTypeNumericalNote = 11,
+  kTypeBackendDescriptor = 15,
+};
+// cudnnBackendHeurMode_t, cudnnBackendNumericalNote_t
+constexpr int kHeurModeA = 3;
+constexpr int kNoteTensorCore = 0, kNoteDownConvertInputs = 1, kNoteReducedPrecisionReduction = 2;
 
 #define PLUGSDK_CUDNN_FUNCTIONS(X)                                                                                     \
   X(create, "cudnnCreate", Status(Handle*))                                                                            \
@@ -69,7 +131,13 @@ constexpr int kDefaultMath = 0, kTensorOpMath = 1, kFmaMath = 3;
     Status(Handle, const void*, TensorDesc, const void*, FilterDesc, const void*, ConvDesc, int, void*, size_t,        \
            const void*, TensorDesc, void*))                                                                            \
   X(transform, "cudnnTransformTensor",                                                                                 \
-    Status(Handle, const void*, TensorDesc, const void*, const void*, TensorDesc, void*))
+    Status(Handle, const void*, TensorDesc, const void*, const void*, TensorDesc, void*))                              \
+  X(backendCreate, "cudnnBackendCreateDescriptor", Status(int, BackendDesc*))                                          \
+  X(backendDestroy, "cudnnBackendDestroyDescriptor", Status(BackendDesc))                                              \
+  X(backendFinalize, "cudnnBackendFinalize", Status(BackendDesc))                                                      \
+  X(backendSet, "cudnnBackendSetAttribute", Status(BackendDesc, int, int, int64_t, const void*))                       \
+  X(backendGet, "cudnnBackendGetAttribute", Status(BackendDesc, int, int, int64_t, int64_t*, void*))                   \
+  X(backendExecute, "cudnnBackendExecute", Status(Handle, BackendDesc, BackendDesc))
 
 /// cuDNN's functions, resolved once per library name and process.
 struct Api {
@@ -80,6 +148,12 @@ struct Api {
   /// OK, or INTERNAL "<what>: cuDNN status N (its message)".
   sdk::Status check(Status s, const std::string& what) const;
 };
+
+/// True once the process has begun to exit. cuDNN's own static state is torn down before the
+/// plugin's clients (it was loaded after them), so the plugin's destructors then leave its
+/// handles and descriptors to the process's end instead of calling into it (a crash on exit
+/// otherwise, seen in the conformance runner and under torch).
+bool exiting();
 
 /// Loads cuDNN: `library` when given, else libcudnn.so.9 / .8 by the loader's search (a
 /// process that imported torch has it loaded already), then under $CUDNN_HOME, $CUDA_HOME,
