@@ -7,7 +7,9 @@ a call takes to return (launches queued; a program that must wait includes the G
 cProfile, where that time goes (Python functions, and the extension's run as one entry). Run through
 tools/device_cuda_python.sh:
 
-    bash tools/device_cuda_python.sh python3 tools/profile_cuda_model.py vit_b_16 [plugsdk|inductor]
+    bash tools/device_cuda_python.sh python3 tools/profile_cuda_model.py vit_b_16 [plugsdk|plugsdk-ro|inductor]
+
+plugsdk-ro is plugsdk under mode="reduce-overhead" (its runs replayed from CUDA graphs).
 """
 import collections
 import cProfile
@@ -59,8 +61,11 @@ def main():
     model = model.cuda().eval()
     args = tuple(a.cuda() for a in args)
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
-        c = torch.compile(model, backend="plugsdk", options={"device": "cuda"}) if backend == "plugsdk" \
-            else torch.compile(model)
+        if backend.startswith("plugsdk"):
+            options = {"device": "cuda", **({"mode": "reduce-overhead"} if backend == "plugsdk-ro" else {})}
+            c = torch.compile(model, backend="plugsdk", options=options)
+        else:
+            c = torch.compile(model)
         for _ in range(3):
             c(*args)
         torch.cuda.synchronize()
