@@ -57,7 +57,7 @@ DnnDevice::~DnnDevice() {
   ContextGuard g(*api, context);
   if (scratch) api->memFree(scratch);
   for (CUdeviceptr p : retired) api->memFree(p);
-  if (handle && !dnn::exiting()) dnn->destroy(handle);
+  if (handle) dnn->destroy(handle);
 }
 
 struct ConvExecutable::Prepared {
@@ -73,7 +73,6 @@ struct ConvExecutable::Prepared {
   size_t workspace = 0, xTemp = 0, wTemp = 0, yTemp = 0;  ///< bytes, each a multiple of 256
   size_t scratch() const { return workspace + xTemp + wTemp + yTemp; }
   ~Prepared() {
-    if (dnn::exiting()) return;
     for (dnn::TensorDesc t : {x, y, xSrc, ySrc, wSrc, wPacked})
       if (t) dnn->destroyTensor(t);
     if (w) dnn->destroyFilter(w);

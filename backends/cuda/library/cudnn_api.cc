@@ -3,7 +3,6 @@
 
 #include <dlfcn.h>
 
-#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -18,8 +17,6 @@ sdk::Status Api::check(Status s, const std::string& what) const {
 }
 
 namespace {
-
-std::atomic<bool> processExiting{false};
 
 sdk::StatusOr<std::shared_ptr<const Api>> loadFrom(const std::string& library) {
   std::vector<std::string> tries;
@@ -40,9 +37,6 @@ sdk::StatusOr<std::shared_ptr<const Api>> loadFrom(const std::string& library) {
       why += "\n  " + file + ": " + (e ? e : "cannot load");
       continue;
     }
-    // Registered after cuDNN's static destructors, so it runs before them (exiting()).
-    static const bool registered = std::atexit([] { processExiting = true; }) == 0;
-    (void)registered;
     auto api = std::make_shared<Api>();
     api->path = file;
 #define PLUGSDK_CUDNN_RESOLVE(name, symbol, type)                           \
@@ -56,8 +50,6 @@ sdk::StatusOr<std::shared_ptr<const Api>> loadFrom(const std::string& library) {
 }
 
 }  // namespace
-
-bool exiting() { return processExiting; }
 
 sdk::StatusOr<std::shared_ptr<const Api>> load(const std::string& library) {
   static std::mutex mu;

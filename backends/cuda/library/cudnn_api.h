@@ -149,12 +149,6 @@ struct Api {
   sdk::Status check(Status s, const std::string& what) const;
 };
 
-/// True once the process has begun to exit. cuDNN's own static state is torn down before the
-/// plugin's clients (it was loaded after them), so the plugin's destructors then leave its
-/// handles and descriptors to the process's end instead of calling into it (a crash on exit
-/// otherwise, seen in the conformance runner and under torch).
-bool exiting();
-
 /// Loads cuDNN: `library` when given, else libcudnn.so.9 / .8 by the loader's search (a
 /// process that imported torch has it loaded already), then under $CUDNN_HOME, $CUDA_HOME,
 /// $CUDA_PATH and /usr/local/cuda (lib64). NOT_FOUND naming every place tried when none loads.

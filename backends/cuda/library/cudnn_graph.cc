@@ -18,7 +18,6 @@ BackendDesc ConvGraphPlan::make(int type) {
 }
 
 ConvGraphPlan::~ConvGraphPlan() {
-  if (exiting()) return;
   if (pack_) api_.backendDestroy(pack_);
   for (auto it = owned_.rbegin(); it != owned_.rend(); ++it) api_.backendDestroy(*it);
 }
