@@ -67,14 +67,17 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
   /// auto), threads=N (default: the cores this process may run on), cache_dir=DIR|off
   /// (default: compile_cache.h's defaultCacheDir("cpu")), dump=DIR, opt=2|3, library=all|none (none: the
   /// core expands matmul, convolution and sdpa into loop kernels), conv=auto|im2col (im2col:
-  /// never the shifted-rows convolution; for comparisons), fault=llvm|alloc (tests).
+  /// never the shifted-rows convolution; for comparisons), conv_forms=all|float-plain
+  /// (float-plain: claim convolution for f16/bf16/f32/f64 and not transposed, as a GPU's
+  /// convolution library takes it (ABI 1.4), so the core's handling of the other forms runs
+  /// on this machine too), fault=llvm|alloc (tests).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "isa" && key != "threads" && key != "cache_dir" && key != "dump" && key != "opt" && key != "fault" &&
-          key != "library" && key != "profile" && key != "conv")
+          key != "library" && key != "profile" && key != "conv" && key != "conv_forms")
         return sdk::invalidArgument("unknown option '" + key +
                                     "' (the cpu plugin takes isa, threads, cache_dir, dump, opt, fault, library, "
-                                    "profile, conv)");
+                                    "profile, conv, conv_forms)");
     const std::string library = options.get("library", "all");
     if (library != "all" && library != "none")
       return sdk::invalidArgument("option library: '" + library + "' is not all or none");
@@ -83,6 +86,10 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     if (conv != "auto" && conv != "im2col")
       return sdk::invalidArgument("option conv: '" + conv + "' is not auto or im2col");
     shiftedConv_ = conv == "auto";
+    const std::string forms = options.get("conv_forms", "all");
+    if (forms != "all" && forms != "float-plain")
+      return sdk::invalidArgument("option conv_forms: '" + forms + "' is not all or float-plain");
+    floatPlainConv_ = forms == "float-plain";
     profile_ = options.get("profile", "0") == "1";
     const char* envIsa = std::getenv("PLUGSDK_CPU_ISA");
     const std::string isaName = options.get("isa", envIsa ? envIsa : "auto");
@@ -134,6 +141,11 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     d.memoryBytes = hostMemoryBytes();
     d.maxBufferBytes = d.memoryBytes;
     d.libraryOps = libraryOps_;
+    if (floatPlainConv_) {
+      d.convolutionDtypes =
+          sdk::dtypeBits({PLUGSDK_DTYPE_F16, PLUGSDK_DTYPE_BF16, PLUGSDK_DTYPE_F32, PLUGSDK_DTYPE_F64});
+      d.convolutionSkipsTransposed = true;
+    }
     d.epilogueOps = libraryOps_ & (PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION);
     d.maxKernelStmts = 0;
     d.fusesHorizontal = true;
@@ -273,6 +285,7 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
   std::map<std::string, std::pair<double, int>> profile_times_;
   bool failAllocations_ = false;
   bool shiftedConv_ = true;
+  bool floatPlainConv_ = false;  ///< option conv_forms=float-plain
   uint32_t libraryOps_ = PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA;
   std::unique_ptr<tbb::task_arena> arena_;
   // Declared after the JIT, so destroyed before it: they hold code the JIT unmaps.

@@ -185,6 +185,23 @@ Status Device::upload(const DeviceBuffer& dst, uint64_t offset, const void* src,
   return check(api().buffer_copy(&a), "buffer_copy (host to device)");
 }
 
+Status Device::copyOnDevice(const DeviceBuffer& src, uint64_t srcOffset, const DeviceBuffer& dst, uint64_t dstOffset,
+                            uint64_t bytes, plugsdk_stream_t* stream) const {
+  if (bytes == 0) return Status::ok();
+  auto held = lock();
+  plugsdk_buffer_copy_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = client_;
+  a.stream = stream ? stream : stream_;
+  a.kind = PLUGSDK_COPY_DEVICE_TO_DEVICE;
+  a.src = src.handle();
+  a.src_offset = srcOffset;
+  a.dst = dst.handle();
+  a.dst_offset = dstOffset;
+  a.bytes = bytes;
+  return check(api().buffer_copy(&a), "buffer_copy (device to device)");
+}
+
 Status Device::fill(const DeviceBuffer& dst, uint64_t offset, uint64_t bytes, uint8_t byte) const {
   if (bytes == 0) return Status::ok();
   auto held = lock();

@@ -124,6 +124,9 @@ class Device {
   Status download(const DeviceBuffer& src, uint64_t offset, void* dst, uint64_t bytes) const;
   /// Sets `bytes` bytes from `offset` to `byte`, queued on the device's stream.
   Status fill(const DeviceBuffer& dst, uint64_t offset, uint64_t bytes, uint8_t byte) const;
+  /// A device-to-device copy queued on `stream` (the device's own stream when null).
+  Status copyOnDevice(const DeviceBuffer& src, uint64_t srcOffset, const DeviceBuffer& dst, uint64_t dstOffset,
+                      uint64_t bytes, plugsdk_stream_t* stream) const;
   /// Waits for everything queued on the device's stream.
   Status synchronize() const;
   /// Whether the plugin can wrap a caller's native stream (stream_import, ABI 1.2).

@@ -548,7 +548,9 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
     const auto b = static_cast<size_t>(p.outputs[i].buffer);
-    if (p.buffers[b].role != sched::BufferRole::kOutput || outputUses[b] != 1 || given[b].handle() ||
+    // A buffer that holds several outputs (equal values merged: a residual block's two bias
+    // gradients) is the first one's memory; the others are copied from it on the device.
+    if (p.buffers[b].role != sched::BufferRole::kOutput || given[b].handle() ||
         !sameLayout(outputs[i].shape, stridesOf(outputs[i]), rowMajor(outputs[i].shape)))
       continue;
     int64_t n = 1;
@@ -563,6 +565,8 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
     outImported[i] = true;
   }
   const plugsdk_buffer_t* keptArena = arena_.handle();
+  std::vector<bool> bufferGiven(given.size());
+  for (size_t b = 0; b < given.size(); ++b) bufferGiven[b] = given[b].handle() != nullptr;
   ASSIGN_OR_RETURN(Placement pl, place(device_, p, s, std::move(given), &arena_));
   if (keptArena && arena_.handle() != keptArena) ++arenaGeneration_;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -585,7 +589,8 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
   // A copied tensor's own device buffer is freed when the run returns: wait for it then.
   bool copies = false;
   for (bool imported : inImported) copies = copies || !imported;
-  for (bool imported : outImported) copies = copies || !imported;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    copies = copies || (!outImported[i] && !bufferGiven[static_cast<size_t>(p.outputs[i].buffer)]);
   const bool wait = runWaits(nativeStream != nullptr, mayFail_, device_.caps().asyncStreamFailures, copies);
   st.waited = wait;
   st.prepareSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -596,10 +601,23 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
       ++st.imported;
       continue;
     }
-    if (outputs[i].memoryKind != PLUGSDK_MEMORY_HOST)
-      return unimplemented("output %" + p.outputs[i].name + " is in device memory the plugin cannot import, and " +
-                           "only host memory is copied");
     const auto b = static_cast<size_t>(p.outputs[i].buffer);
+    if (outputs[i].memoryKind != PLUGSDK_MEMORY_HOST) {
+      // Another output's memory holds this value (a shared buffer): copied on the device.
+      int64_t n = 1;
+      for (int64_t d : outShapes[i]) n *= d;
+      const uint64_t bytes = static_cast<uint64_t>(n * sched::dtypeBytes(outputs[i].dtype));
+      StatusOr<DeviceBuffer> dst =
+          outputUses[b] > 1 && sameLayout(outputs[i].shape, stridesOf(outputs[i]), rowMajor(outputs[i].shape))
+              ? device_.import(outputs[i].memoryKind, outputs[i].data, bytes)
+              : StatusOr<DeviceBuffer>(unimplemented(""));
+      if (!dst.isOk())
+        return unimplemented("output %" + p.outputs[i].name + " is in device memory the plugin cannot import, and " +
+                             "only host memory is copied");
+      RETURN_IF_ERROR(device_.copyOnDevice(pl.own[b], pl.offset[b], *dst, 0, bytes, stream));
+      ++st.copied;
+      continue;
+    }
     if (p.buffers[b].role == sched::BufferRole::kTemp)
       return internalError("output %" + p.outputs[i].name + " lives in the arena");
     int64_t n = 1;

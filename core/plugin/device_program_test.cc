@@ -298,5 +298,34 @@ TEST(DeviceProgram, RunIntoUsesTensorsInPlaceOrCopies) {
   }
 }
 
+// Two outputs of one value share a program buffer: the first tensor is that buffer, the second
+// is copied from it (on a device with device memory: a device-to-device copy).
+TEST(DeviceProgram, OutputsSharingABufferAreBothWritten) {
+  const char* src = R"(graph @g(%x: f32[4]) {
+  %a = aten.add.Scalar(%x) {other = 1.0}
+  return %a, %a
+})";
+  auto dev = openDevice("cpu", "cache_dir=off");
+  ASSERT_NE(dev, nullptr);
+  auto ctx = ir::makeDefaultContext();
+  auto g = text::parseGraph(*ctx, src);
+  ASSERT_TRUE(g.isOk()) << g.status().toString();
+  auto c = compile::compileGraph(*ctx, *g, optionsFor(dev->caps()));
+  ASSERT_TRUE(c.isOk()) << c.status().toString();
+  ASSERT_EQ(c->program.outputs[0].buffer, c->program.outputs[1].buffer);
+  auto dp = DeviceProgram::compile(*dev, c->program);
+  ASSERT_TRUE(dp.isOk()) << dp.status().toString();
+  std::vector<float> x = {1, 2, 3, 4}, a(4, -7.0f), b(4, -7.0f);
+  TransferStats st;
+  Status s = (*dp)->runInto(
+      {TensorArg{x.data(), ir::DType::kF32, {4}, {}}},
+      {TensorArg{a.data(), ir::DType::kF32, {4}, {}}, TensorArg{b.data(), ir::DType::kF32, {4}, {}}}, &st);
+  ASSERT_TRUE(s.isOk()) << s.toString();
+  EXPECT_EQ(a, (std::vector<float>{2, 3, 4, 5}));
+  EXPECT_EQ(b, a);
+  EXPECT_EQ(st.imported, 2);  // x and the first output
+  EXPECT_EQ(st.copied, 1);
+}
+
 }  // namespace
 }  // namespace plugsdk::plugin

@@ -229,3 +229,50 @@ def test_torch_aot_backward_graphs_remain_available():
     assert_grads_match(model, ref)
     reports = plugsdk.explain()
     assert len(reports) == 2 and not any(r.training for r in reports)  # forward and torch's backward
+
+
+class ConvNet(nn.Module):
+    """Strided, padded, grouped and dilated convolutions with batch norm and a residual."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Conv2d(3, 8, 3, stride=2, padding=1, bias=False)
+        self.bn = nn.BatchNorm2d(8)
+        self.grouped = nn.Conv2d(8, 8, 3, padding=2, dilation=2, groups=2)
+        self.down = nn.Conv2d(8, 16, 1, stride=2)
+        self.fc = nn.Linear(16, 5)
+
+    def forward(self, x):
+        y = F.relu(self.bn(self.stem(x)))
+        y = F.relu(self.grouped(y) + y)
+        return self.fc(self.down(y).mean(dim=(2, 3)))
+
+
+def test_conv_training_where_the_library_takes_only_plain_float_convolutions():
+    # As on the GPU (cuDNN through the cuda plugin): convolution is a library op for float
+    # dtypes and not transposed, so each input gradient -- a transposed convolution -- is
+    # rewritten into a plain one the library runs, and each weight gradient is a plain
+    # convolution over permuted operands (ABI 1.4, conv_forms=float-plain).
+    # The reference is eager torch in float64: the toolbox's torch 2.6 computes some float32
+    # convolution input gradients wrongly on the CPU (a 3x3 convolution's: 0.88 relative
+    # error against its own float64 result), which plugsdk matches to 1e-6.
+    fresh()
+    torch.manual_seed(0)
+    model = ConvNet()
+    ref = copy.deepcopy(model).double()
+    f = torch.compile(model, backend="plugsdk", dynamic=False,
+                      options={"device": "cpu", "backend_options": "conv_forms=float-plain"})
+    x = torch.randn(2, 3, 16, 16, requires_grad=True)
+    xr = x.detach().double().requires_grad_()
+    weights = torch.randn(2, 5)
+    out = f(x)
+    want = ref(xr)
+    torch.testing.assert_close(out.double(), want, rtol=1e-4, atol=1e-5)
+    (out * weights).sum().backward()
+    (want * weights.double()).sum().backward()
+    for (name, p), q in zip(model.named_parameters(), ref.parameters()):
+        err = ((p.grad.double() - q.grad).abs().max() / q.grad.abs().max()).item()
+        assert err < 1e-4, f"{name}: relative gradient error {err:.2e}"
+    err = ((x.grad.double() - xr.grad).abs().max() / xr.grad.abs().max()).item()
+    assert err < 1e-4, f"input: relative gradient error {err:.2e}"
+    core_trained()
