@@ -154,7 +154,7 @@ sdk::StatusOr<const ConvExecutable::Prepared*> ConvExecutable::prepare(const Dnn
   spec.pad = wide(g.pad);
   spec.stride = wide(g.stride);
   spec.dilation = wide(g.dilation);
-  spec.w[1] = g.w[1];  // [K, C / groups, ...]: the groups follow from x's channels
+  spec.weightGradient = g.weightGradient;
   if (xCopy || g.xPacked) {
     sdk::StatusOr<std::unique_ptr<dnn::ConvGraphPlan>> plan = dnn::ConvGraphPlan::create(D, dnn_->handle, spec);
     if (plan.isOk()) {
@@ -164,6 +164,9 @@ sdk::StatusOr<const ConvExecutable::Prepared*> ConvExecutable::prepare(const Dnn
       graphFailure_ = plan.status().message();
     }
   }
+  // The weight gradient has no legacy form here: the caller falls back to the forward one.
+  if (g.weightGradient && !p->graph)
+    return sdk::unimplemented(what + ": the graph API took no engine (" + graphFailure_ + ")");
   dnn::FwdAlgoPerf perf[16] = {};
   int found = 0;
   if (!p->graph)
@@ -229,6 +232,19 @@ sdk::StatusOr<const ConvExecutable::Setup*> ConvExecutable::setupFor(const CUdev
   auto aligned = [](CUdeviceptr p) { return p % 16 == 0; };
   const bool xCopy = !g->xPacked || !aligned(s.x), wCopy = !g->wPacked || !aligned(s.w),
              yCopy = !g->yPacked || !aligned(s.y);
+  // A weight gradient (a filter as large as an image) through cuDNN's weight-gradient
+  // kernels, one call for the batch; the forward formulation when no engine takes it.
+  if (isWeightGradient(*g, call_.groups)) {
+    const DnnGeometry wg = weightGradientForm(*g);
+    sdk::StatusOr<const Prepared*> p =
+        prepare(wg, !wg.xPacked || !aligned(s.x), !wg.wPacked || !aligned(s.w), !wg.yPacked || !aligned(s.y));
+    if (p.isOk()) {
+      s.prepared = *p;
+      s.n = wg.images;
+      last_ = std::move(s);
+      return &*last_;
+    }
+  }
   sdk::StatusOr<const Prepared*> full = prepare(*g, xCopy, wCopy, yCopy);
   if (!full.isOk()) return full.status();
   s.prepared = *full;

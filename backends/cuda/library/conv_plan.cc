@@ -140,8 +140,9 @@ std::vector<int> packedStrides(const std::vector<int>& d) {
 }
 
 std::string DnnGeometry::describe() const {
-  return "x " + dims(x) + " w " + dims(w) + " -> y " + dims(y) + ", padding " + dims(pad) + " stride " + dims(stride) +
-         " dilation " + dims(dilation) + ", " + std::to_string(images) + " images a call";
+  return std::string(weightGradient ? "weight gradient: " : "") + "x " + dims(x) + " w " + dims(w) + " -> y " +
+         dims(y) + ", padding " + dims(pad) + " stride " + dims(stride) + " dilation " + dims(dilation) + ", " +
+         std::to_string(images) + " images a call";
 }
 
 sdk::StatusOr<DnnGeometry> dnnGeometry(const ConvCall& c, const ConvShape& s) {
@@ -207,6 +208,38 @@ sdk::StatusOr<DnnGeometry> dnnGeometry(const ConvCall& c, const ConvShape& s) {
   g.yPacked = packedAs(s.out, g.y, g.yStrides);
   g.wPacked = packedAs(s.w, g.w, g.wStrides);
   return g;
+}
+
+namespace {
+int64_t spatialPoints(const std::vector<int>& d) {
+  int64_t n = 1;
+  for (size_t i = 2; i < d.size(); ++i) n *= d[i];
+  return n;
+}
+bool packedLike(const std::vector<int>& d, const std::vector<int>& st) {
+  const std::vector<int> want = packedStrides(d);
+  for (size_t i = 0; i < d.size(); ++i)
+    if (d[i] != 1 && st[i] != want[i]) return false;
+  return true;
+}
+}  // namespace
+
+bool isWeightGradient(const DnnGeometry& g, int64_t groups) {
+  return groups == 1 && g.images == g.x[0] && spatialPoints(g.w) > spatialPoints(g.y);
+}
+
+DnnGeometry weightGradientForm(const DnnGeometry& g) {
+  DnnGeometry w = g;
+  for (std::vector<int>* v : {&w.x, &w.xStrides, &w.w, &w.wStrides, &w.y, &w.yStrides}) std::swap((*v)[0], (*v)[1]);
+  std::swap(w.stride, w.dilation);
+  w.xPacked = packedLike(w.x, w.xStrides);
+  w.wPacked = packedLike(w.w, w.wStrides);
+  w.yPacked = packedLike(w.y, w.yStrides);
+  w.images = w.x[0];
+  w.xImage = w.xStrides[0];
+  w.yImage = 0;
+  w.weightGradient = true;
+  return w;
 }
 
 }  // namespace plugsdk::cuda

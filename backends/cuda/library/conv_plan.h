@@ -54,6 +54,9 @@ struct DnnGeometry {
   bool xPacked = true, yPacked = true, wPacked = true;
   int64_t images = 0;              ///< images per cuDNN call (the batch in chunks)
   int64_t xImage = 0, yImage = 0;  ///< elements between images in x and in the result
+  /// The call computed as cuDNN's weight gradient (weightGradientForm): x is the forward's
+  /// input [N, C, ...], w its output gradient [N, K, ...], y the weight gradient [K, C, ...].
+  bool weightGradient = false;
   std::string describe() const;    ///< "x [..] w [..] -> y [..], pad .. stride .. dilation .., N per call"
 };
 
@@ -61,6 +64,19 @@ struct DnnGeometry {
 /// dim of the weight) that no chunking helps. Images are chunked so that each call's x and
 /// result stay below 2^31 elements.
 sdk::StatusOr<DnnGeometry> dnnGeometry(const ConvCall& c, const ConvShape& s);
+
+/// A training step's weight gradient reaches the plugin as a plain convolution of the input
+/// with channels and batch swapped (x' [C, N, H, W]) by the output gradient, likewise swapped
+/// (w' [K, N, H', W'], the "filter" as large as an image), giving the gradient swapped
+/// (y' [C, K, R, S]), with stride and dilation exchanged (core/decomp/rules_backward_nn.cc).
+/// cuDNN's forward kernels run a filter that size slowly; its weight-gradient kernels compute
+/// the same sums. True when `g` has that shape: one group, one call for the batch, and a
+/// filter with more points than the result.
+bool isWeightGradient(const DnnGeometry& g, int64_t groups);
+
+/// `g` as cuDNN's weight gradient: dims 0 and 1 of each operand swapped back (views: no
+/// copy when the forward's tensors are packed), stride and dilation exchanged.
+DnnGeometry weightGradientForm(const DnnGeometry& g);
 
 /// The packed strides of `dims` (row-major).
 std::vector<int> packedStrides(const std::vector<int>& dims);

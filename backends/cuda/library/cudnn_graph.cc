@@ -56,16 +56,19 @@ sdk::StatusOr<std::unique_ptr<ConvGraphPlan>> ConvGraphPlan::create(const Api& a
   set(conv, kConvPrePaddings, kTypeInt64, sd, spec.pad.data(), "the paddings");
   set(conv, kConvPostPaddings, kTypeInt64, sd, spec.pad.data(), "the paddings");
   finalize(conv, "the convolution");
-  BackendDesc op = p->make(kConvForwardOpDesc);
-  set(op, kConvFwdX, kTypeBackendDescriptor, 1, &x, "x");
-  set(op, kConvFwdW, kTypeBackendDescriptor, 1, &w, "w");
-  set(op, kConvFwdY, kTypeBackendDescriptor, 1, &y, "y");
-  set(op, kConvFwdConvDesc, kTypeBackendDescriptor, 1, &conv, "the convolution");
+  const bool wg = spec.weightGradient;
+  BackendDesc op = p->make(wg ? kConvBackwardFilterOpDesc : kConvForwardOpDesc);
+  set(op, wg ? kConvBwdFilterX : kConvFwdX, kTypeBackendDescriptor, 1, &x, "x");
+  set(op, wg ? kConvBwdFilterDy : kConvFwdW, kTypeBackendDescriptor, 1, &w, "w");
+  set(op, wg ? kConvBwdFilterDw : kConvFwdY, kTypeBackendDescriptor, 1, &y, "y");
+  set(op, wg ? kConvBwdFilterConvDesc : kConvFwdConvDesc, kTypeBackendDescriptor, 1, &conv, "the convolution");
   const float one = 1, zero = 0;
   const double oneD = 1, zeroD = 0;
   const bool f64 = spec.computeType == kDouble;
-  set(op, kConvFwdAlpha, f64 ? kTypeDouble : kTypeFloat, 1, f64 ? static_cast<const void*>(&oneD) : &one, "alpha");
-  set(op, kConvFwdBeta, f64 ? kTypeDouble : kTypeFloat, 1, f64 ? static_cast<const void*>(&zeroD) : &zero, "beta");
+  set(op, wg ? kConvBwdFilterAlpha : kConvFwdAlpha, f64 ? kTypeDouble : kTypeFloat, 1,
+      f64 ? static_cast<const void*>(&oneD) : &one, "alpha");
+  set(op, wg ? kConvBwdFilterBeta : kConvFwdBeta, f64 ? kTypeDouble : kTypeFloat, 1,
+      f64 ? static_cast<const void*>(&zeroD) : &zero, "beta");
   finalize(op, "the operation");
   BackendDesc graph = p->make(kOperationGraphDesc);
   set(graph, kGraphOps, kTypeBackendDescriptor, 1, &op, "the operations");

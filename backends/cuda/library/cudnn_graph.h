@@ -17,7 +17,9 @@
 namespace plugsdk::cuda::dnn {
 
 /// What the plan computes: y = conv(x, w) on tensors as cuDNN sees them (rank 4 or 5, the
-/// weight [K, C / groups, R, S(, T)]: groups follow from the channel counts).
+/// weight [K, C / groups, R, S(, T)]: groups follow from the channel counts); with
+/// `weightGradient`, y is the weight gradient [K, C, R, S] of the convolution of x
+/// [N, C, H, W] whose output gradient is w [N, K, H', W'].
 struct ConvSpec {
   int dataType = kFloat, computeType = kFloat;
   std::vector<int64_t> x, xStrides, w, wStrides, y, yStrides;
@@ -25,6 +27,7 @@ struct ConvSpec {
   /// Engines that round f32 inputs (TF32 tensor cores) are skipped unless this is set;
   /// engines that reduce in reduced precision always are.
   bool tensorCoresForF32 = false;
+  bool weightGradient = false;
 };
 
 class ConvGraphPlan {

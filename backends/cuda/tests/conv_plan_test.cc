@@ -161,6 +161,43 @@ TEST(ConvPlan, CallsLeftToTheCoreAreRefusedWithTheReason) {
   }
 }
 
+TEST(ConvPlan, WeightGradientsRunAsCudnnWeightGradients) {
+  // resnet's 3x3 layer: x [32, 64, 56, 56] and its output gradient [32, 64, 56, 56], both
+  // packed, reach the plugin as permuted views: x' [64, 32, 56, 56], w' [64, 32, 56, 56].
+  Call call;
+  call.attrs = attrs("[1, 1]", "[1, 1]", "[1, 1]", 1);
+  Operand x{BF16, {64, 32, 56, 56}, {3136, 200704, 56, 1}}, dy{BF16, {64, 32, 56, 56}, {3136, 200704, 56, 1}};
+  sdk::StatusOr<DnnGeometry> g = geometryOf(call, x, dy, packed(BF16, {64, 64, 3, 3}));
+  ASSERT_TRUE(g.isOk()) << g.status().message();
+  EXPECT_FALSE(g->xPacked);
+  ASSERT_TRUE(isWeightGradient(*g, 1));
+  const DnnGeometry w = weightGradientForm(*g);
+  EXPECT_EQ(w.describe(),
+            "weight gradient: x [32, 64, 56, 56] w [32, 64, 56, 56] -> y [64, 64, 3, 3], padding [1, 1] stride [1, 1] "
+            "dilation [1, 1], 32 images a call");
+  EXPECT_TRUE(w.xPacked);   // the forward's input as it lies
+  EXPECT_TRUE(w.wPacked);   // the output gradient as it lies
+  EXPECT_FALSE(w.yPacked);  // the gradient is written through a packed temporary
+  // A strided forward (stride 2) is a dilated "convolution" here (its result one larger than
+  // the kernel, which the core crops): stride and dilation swap back.
+  Call strided;
+  strided.attrs = attrs("[1, 1]", "[1, 1]", "[2, 2]", 1);
+  sdk::StatusOr<DnnGeometry> s2 =
+      geometryOf(strided, x, Operand{BF16, {64, 32, 28, 28}, {784, 50176, 28, 1}}, packed(BF16, {64, 64, 4, 4}));
+  ASSERT_TRUE(s2.isOk()) << s2.status().message();
+  ASSERT_TRUE(isWeightGradient(*s2, 1));
+  EXPECT_EQ(weightGradientForm(*s2).stride, (std::vector<int>{2, 2}));
+  EXPECT_EQ(weightGradientForm(*s2).dilation, (std::vector<int>{1, 1}));
+  // An ordinary convolution (a small filter) or a grouped one is not.
+  Call plain;
+  plain.attrs = attrs("[1, 1]", "[1, 1]", "[1, 1]", 1);
+  sdk::StatusOr<DnnGeometry> p =
+      geometryOf(plain, packed(BF16, {32, 64, 56, 56}), packed(BF16, {64, 64, 3, 3}), packed(BF16, {32, 64, 56, 56}));
+  ASSERT_TRUE(p.isOk());
+  EXPECT_FALSE(isWeightGradient(*p, 1));
+  EXPECT_FALSE(isWeightGradient(*g, 2));
+}
+
 TEST(ConvPlan, MismatchedSizesNameTheProblem) {
   Call call;
   call.attrs = attrs("[1, 1]", "[0, 0]", "[1, 1]", 1);
