@@ -57,7 +57,7 @@ struct DnnGeometry {
   /// The call computed as cuDNN's weight gradient (weightGradientForm): x is the forward's
   /// input [N, C, ...], w its output gradient [N, K, ...], y the weight gradient [K, C, ...].
   bool weightGradient = false;
-  std::string describe() const;    ///< "x [..] w [..] -> y [..], pad .. stride .. dilation .., N per call"
+  std::string describe() const;  ///< "x [..] w [..] -> y [..], pad .. stride .. dilation .., N per call"
 };
 
 /// The geometry for `s`, or an error naming a size or stride past 32 bits (one image, or a
