@@ -39,24 +39,13 @@ sdk::Status DnnDevice::ready() {
 }
 
 sdk::StatusOr<CUdeviceptr> DnnDevice::scratchOf(size_t bytes) {
-  if (bytes <= scratchBytes) return scratch;
-  ContextGuard g(*api, context);
-  const size_t want = std::max(bytes, scratchBytes + scratchBytes / 2);
-  CUdeviceptr grown = 0;
-  sdk::Status st = api->check(api->memAlloc(&grown, want),
-                              "prims.convolution's workspace and temporaries (" + std::to_string(want) + " bytes)");
-  if (!st.isOk()) return st;
-  if (scratch) retired.push_back(scratch);
-  scratch = grown;
-  scratchBytes = want;
-  return scratch;
+  return scratch.atLeast(*api, context, bytes, "prims.convolution's workspace and temporaries");
 }
 
 DnnDevice::~DnnDevice() {
   if (!api) return;
   ContextGuard g(*api, context);
-  if (scratch) api->memFree(scratch);
-  for (CUdeviceptr p : retired) api->memFree(p);
+  scratch.release(*api);
   if (handle) dnn->destroy(handle);
 }
 

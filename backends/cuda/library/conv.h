@@ -15,20 +15,18 @@
 #include "backends/cuda/driver/cuda_api.h"
 #include "backends/cuda/library/conv_plan.h"
 #include "backends/cuda/library/cudnn_api.h"
+#include "backends/cuda/runtime/grown_buffer.h"
 
 namespace plugsdk::cuda {
 
 /// cuDNN state of one device: the handle (made on first use) and one scratch buffer for
-/// workspaces and packed temporaries, grown on demand; a grown buffer's predecessors stay
-/// allocated until the device closes (queued or graph-recorded launches may hold them).
+/// workspaces and packed temporaries.
 struct DnnDevice {
   const DriverApi* api = nullptr;
   std::shared_ptr<const dnn::Api> dnn;  ///< null: no cuDNN on this machine
   CUcontext context = nullptr;
   dnn::Handle handle = nullptr;
-  CUdeviceptr scratch = 0;
-  size_t scratchBytes = 0;
-  std::vector<CUdeviceptr> retired;
+  GrownBuffer scratch;
   sdk::Status ready();  ///< creates the handle once
   sdk::StatusOr<CUdeviceptr> scratchOf(size_t bytes);
   ~DnnDevice();

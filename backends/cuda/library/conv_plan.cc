@@ -9,15 +9,6 @@ namespace plugsdk::cuda {
 
 namespace {
 
-OperandDesc copyOperand(const plugsdk_tensor_desc_t& d) {
-  OperandDesc o;
-  o.dtype = d.dtype;
-  o.sizes.assign(d.sizes, d.sizes + d.rank);
-  o.strides.assign(d.strides, d.strides + d.rank);
-  o.offset = d.offset;
-  return o;
-}
-
 std::string dims(const std::vector<int>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);

@@ -32,27 +32,13 @@ sdk::Status LtDevice::ready() {
 }
 
 sdk::StatusOr<CUdeviceptr> LtDevice::scratchOf(size_t bytes) {
-  if (bytes <= scratchBytes) return scratch;
-  ContextGuard g(*api, context);
-  // The smaller buffer is kept, not freed: launches queued or recorded into a CUDA graph may
-  // still use it (no wait, nothing to invalidate). Growth by at least half keeps the kept
-  // ones under twice the largest.
-  const size_t want = std::max(bytes, scratchBytes + scratchBytes / 2);
-  CUdeviceptr grown = 0;
-  sdk::Status st =
-      api->check(api->memAlloc(&grown, want), "a padded matmul result (" + std::to_string(want) + " bytes)");
-  if (!st.isOk()) return st;
-  if (scratch) retiredScratch.push_back(scratch);
-  scratch = grown;
-  scratchBytes = want;
-  return scratch;
+  return scratch.atLeast(*api, context, bytes, "a padded matmul result");
 }
 
 LtDevice::~LtDevice() {
   if (!api) return;
   ContextGuard g(*api, context);
-  if (scratch) api->memFree(scratch);
-  for (CUdeviceptr p : retiredScratch) api->memFree(p);
+  scratch.release(*api);
   if (workspace) api->memFree(workspace);
   if (handle) lt->destroy(handle);
 }

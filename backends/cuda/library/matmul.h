@@ -16,6 +16,7 @@
 #include "backends/cuda/library/cublaslt_api.h"
 #include "backends/cuda/library/matmul_kernel.h"
 #include "backends/cuda/library/matmul_plan.h"
+#include "backends/cuda/runtime/grown_buffer.h"
 #include "backends/cuda/runtime/module.h"
 
 namespace plugsdk::cuda {
@@ -28,12 +29,7 @@ struct LtDevice {
   lt::Handle handle = nullptr;
   CUdeviceptr workspace = 0;
   size_t workspaceBytes = 0;
-  /// Padded results (paddedResultLd) before their copy into place: one buffer, grown on
-  /// demand, shared by the device's matmuls (stream-ordered). A grown buffer's predecessors
-  /// stay allocated until the device closes (queued or graph-recorded launches hold them).
-  CUdeviceptr scratch = 0;
-  size_t scratchBytes = 0;
-  std::vector<CUdeviceptr> retiredScratch;
+  GrownBuffer scratch;  ///< padded results (paddedResultLd) before their copy into place
   sdk::Status ready();  ///< creates the handle and workspace once
   sdk::StatusOr<CUdeviceptr> scratchOf(size_t bytes);
   ~LtDevice();

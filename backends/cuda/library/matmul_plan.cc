@@ -9,15 +9,6 @@ namespace plugsdk::cuda {
 
 namespace {
 
-OperandDesc copyDesc(const plugsdk_tensor_desc_t& d) {
-  OperandDesc o;
-  o.dtype = d.dtype;
-  o.sizes.assign(d.sizes, d.sizes + d.rank);
-  o.strides.assign(d.strides, d.strides + d.rank);
-  o.offset = d.offset;
-  return o;
-}
-
 /// How a matrix R x C with strides (sr, sc) is stored column-major: as itself (colMajor,
 /// ld = sc) or as its transpose (ld = sr); nullopt when neither has a unit stride or the
 /// leading dimension is too small (overlapping or broadcast rows).
@@ -51,6 +42,15 @@ LtMatrix operand(int64_t R, int64_t C, const Stored& st, bool transposed) {
 
 }  // namespace
 
+OperandDesc copyOperand(const plugsdk_tensor_desc_t& d) {
+  OperandDesc o;
+  o.dtype = d.dtype;
+  o.sizes.assign(d.sizes, d.sizes + d.rank);
+  o.strides.assign(d.strides, d.strides + d.rank);
+  o.offset = d.offset;
+  return o;
+}
+
 sdk::StatusOr<MatmulCall> MatmulCall::from(const sdk::LibraryCall& c) {
   if (c.inputs.size() != 2 || c.outputs.size() != 1)
     return sdk::invalidArgument("prims.matmul takes 2 inputs and 1 output, not " + std::to_string(c.inputs.size()) +
@@ -58,9 +58,9 @@ sdk::StatusOr<MatmulCall> MatmulCall::from(const sdk::LibraryCall& c) {
   MatmulCall m;
   m.pool.assign(c.indexPool.begin(), c.indexPool.end());
   for (const char* s : c.symbols) m.symbols.emplace_back(s);
-  m.a = copyDesc(c.inputs[0]);
-  m.b = copyDesc(c.inputs[1]);
-  m.out = copyDesc(c.outputs[0]);
+  m.a = copyOperand(c.inputs[0]);
+  m.b = copyOperand(c.inputs[1]);
+  m.out = copyOperand(c.outputs[0]);
   const size_t r = m.out.sizes.size();
   if (r < 2 || m.a.sizes.size() != r || m.b.sizes.size() != r)
     return sdk::unimplemented("prims.matmul of ranks " + std::to_string(m.a.sizes.size()) + " x " +

@@ -21,6 +21,9 @@ struct OperandDesc {
   plugsdk_index_expr_t offset{};
 };
 
+/// A copy of a borrowed descriptor (its expressions index the call's pool).
+OperandDesc copyOperand(const plugsdk_tensor_desc_t& d);
+
 /// A copy of what compile_library borrowed: the operands a [..., M, K], b [..., K, N] and
 /// the result [..., M, N], their index pool and the symbols their expressions read.
 struct MatmulCall {
