@@ -7,12 +7,18 @@ a call takes to return (launches queued; a program that must wait includes the G
 cProfile, where that time goes (Python functions, and the extension's run as one entry). Run through
 tools/device_cuda_python.sh:
 
-    bash tools/device_cuda_python.sh python3 tools/profile_cuda_model.py vit_b_16 [plugsdk|plugsdk-ro|inductor]
+    bash tools/device_cuda_python.sh python3 tools/profile_cuda_model.py vit_b_16 [plugsdk|plugsdk-ro|inductor] [--train]
 
 plugsdk-ro is plugsdk under mode="reduce-overhead" (its runs replayed from CUDA graphs).
+--dump DIR writes the stage dumps (graphs, prims, programs) and every kernel the cuda plugin
+compiles (NAME.ENTRY.kir / .ll / .ptx, ENTRY being the name the profile shows) under DIR.
+--train profiles one training step per call (bench_cuda_models.py's: forward under bf16
+autocast, the loss as the mean of the output times a fixed random tensor, backward).
 """
+import contextlib
 import collections
 import cProfile
+import os
 import pstats
 import sys
 import time
@@ -22,7 +28,7 @@ from torch.profiler import ProfilerActivity, profile
 
 import plugsdk  # noqa: F401  (registers backend="plugsdk")
 import plugsdk.runtime as rt
-from bench_cuda_models import models
+from bench_cuda_models import first_tensor, models
 
 # The core's host phases of every run (artifact.run_timed), summed while `phases` is on.
 phases = collections.Counter()
@@ -53,26 +59,61 @@ def run_program_timed(program, ins, outs, in_strides=None):
 N = 10
 
 
-def main():
-    name = sys.argv[1] if len(sys.argv) > 1 else "vit_b_16"
-    backend = sys.argv[2] if len(sys.argv) > 2 else "plugsdk"
+def compiled_call(name, backend, train, dump):
+    """The model compiled for `backend`, as a function of no arguments: one inference call
+    (run it under ctx() of main) or one training step."""
     torch.manual_seed(0)
     model, args = models()[name]()
-    model = model.cuda().eval()
+    model = model.cuda().train() if train else model.cuda().eval()
     args = tuple(a.cuda() for a in args)
-    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
-        if backend.startswith("plugsdk"):
-            options = {"device": "cuda", **({"mode": "reduce-overhead"} if backend == "plugsdk-ro" else {})}
-            c = torch.compile(model, backend="plugsdk", options=options)
-        else:
-            c = torch.compile(model)
+    if backend.startswith("plugsdk"):
+        options = {"device": "cuda", **({"mode": "reduce-overhead"} if backend == "plugsdk-ro" else {})}
+        if dump:
+            os.makedirs(os.path.join(dump, "kernels"), exist_ok=True)
+            options.update(dump_dir=dump, backend_options="dump=" + os.path.join(dump, "kernels"))
+        c = torch.compile(model, backend="plugsdk", options=options)
+    else:
+        c = torch.compile(model)
+    if not train:
+        return lambda: c(*args)
+    probe = []
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            out = first_tensor(c(*args)).float()
+        if not probe:
+            gen = torch.Generator(device=out.device).manual_seed(1)
+            probe.append(torch.randn(out.shape, device=out.device, generator=gen))
+        (out * probe[0]).mean().backward()
+    return step
+
+
+def main():
+    argv, dump = sys.argv[1:], ""
+    if "--dump" in argv:
+        i = argv.index("--dump")
+        dump = argv[i + 1]
+        del argv[i:i + 2]
+    train = "--train" in argv
+    argv = [a for a in argv if a != "--train"]
+    name = argv[0] if argv else "vit_b_16"
+    backend = argv[1] if len(argv) > 1 else "plugsdk"
+    call = compiled_call(name, backend, train, dump)
+
+    def ctx():
+        stack = contextlib.ExitStack()
+        if not train:
+            stack.enter_context(torch.no_grad())
+            stack.enter_context(torch.autocast("cuda", dtype=torch.bfloat16))
+        return stack
+    with ctx():
         for _ in range(3):
-            c(*args)
+            call()
         torch.cuda.synchronize()
         with profile(activities=[ProfilerActivity.CUDA]) as prof:
             t0 = time.perf_counter()
             for _ in range(N):
-                c(*args)
+                call()
             torch.cuda.synchronize()
             wall = (time.perf_counter() - t0) / N
     kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
@@ -81,17 +122,17 @@ def main():
         by[e.name][0] += 1
         by[e.name][1] += e.device_time
     busy = sum(t for _, t in by.values()) / N / 1000
-    print(f"{name} on {backend}: wall {wall * 1000:.2f} ms per call, GPU busy {busy:.2f} ms "
+    print(f"{name}{' training step' if train else ''} on {backend}: wall {wall * 1000:.2f} ms per call, GPU busy {busy:.2f} ms "
           f"({len(kernels) / N:.0f} kernels per call)")
     print(f"{'kernel':70s} {'per call':>8s} {'ms/call':>8s} {'us each':>8s}")
-    for k, (n, t) in sorted(by.items(), key=lambda kv: -kv[1][1])[:30]:
+    for k, (n, t) in sorted(by.items(), key=lambda kv: -kv[1][1])[:45]:
         print(f"{k[:70]:70s} {n / N:8.1f} {t / N / 1000:8.3f} {t / n:8.1f}")
-    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16):
+    with ctx():
         returns = []
         for _ in range(N):
             torch.cuda.synchronize()
             t0 = time.perf_counter()
-            c(*args)
+            call()
             returns.append(time.perf_counter() - t0)
         torch.cuda.synchronize()
         returns.sort()
@@ -99,7 +140,7 @@ def main():
         original = rt.run_program
         rt.run_program = run_program_timed
         for _ in range(N):
-            c(*args)
+            call()
         torch.cuda.synchronize()
         rt.run_program = original
         print("host phases of the core's runs, per call:")
@@ -109,7 +150,7 @@ def main():
         prof = cProfile.Profile()
         prof.enable()
         for _ in range(N):
-            c(*args)
+            call()
         prof.disable()
         torch.cuda.synchronize()
     stats = pstats.Stats(prof)

@@ -3,6 +3,8 @@
 // groups into launches and library calls, and plans memory (memory_plan.cc).
 #include "core/sched/schedule.h"
 
+#include "core/sched/split_reductions.h"
+
 #include <algorithm>
 #include <cctype>
 #include <functional>
@@ -501,8 +503,8 @@ int Program::numCalls() const {
   return n;
 }
 
-StatusOr<Program> schedule(const ir::Context& ctx, const ir::Graph& prims, const ScheduleOptions& options,
-                           ScheduleStats* stats) {
+static StatusOr<Program> scheduleGraph(const ir::Context& ctx, const ir::Graph& prims, const ScheduleOptions& options,
+                                       ScheduleStats* stats) {
   State st{ctx, prims, options, {}, {}, {}, {}, {}};
   st.program.name = prims.name();
   std::set<std::string> symbols;
@@ -528,6 +530,15 @@ StatusOr<Program> schedule(const ir::Context& ctx, const ir::Graph& prims, const
     stats->tempBytesPlanned = plan.plannedBytes;
   }
   return std::move(st.program);
+}
+
+StatusOr<Program> schedule(const ir::Context& ctx, const ir::Graph& prims, const ScheduleOptions& options,
+                           ScheduleStats* stats) {
+  if (options.caps.splitRowReductions <= 0 && options.caps.splitColumnReductions <= 0)
+    return scheduleGraph(ctx, prims, options, stats);
+  int split = 0;
+  ASSIGN_OR_RETURN(ir::Graph g, splitReductions(ctx, prims, options.caps, &split));
+  return scheduleGraph(ctx, split ? g : prims, options, stats);
 }
 
 }  // namespace plugsdk::sched

@@ -27,6 +27,15 @@ struct FusionCaps {
   /// the value's elements; broadcast parameters do not count): recomputing a residual sum
   /// re-reads every branch it adds, so chains of them are materialized along the way.
   int64_t maxRecomputeReads = 2;
+  /// Split reductions (split_reductions.h): a reduction whose reduced dims include the
+  /// innermost one and that keeps fewer rows than this is split in two stages -- partial
+  /// reductions over slices of its outermost reduced dims, then a reduction of the partials
+  /// -- so that rows x slices reaches it (a GPU wants a block per row, and a batch norm over
+  /// 64 channels of 100k points each is 64 rows). 0: never.
+  int64_t splitRowReductions = 0;
+  /// The same for a reduction that keeps the innermost dim (a column sum: a bias gradient,
+  /// a layer norm's weight gradient): columns x slices reaches it.
+  int64_t splitColumnReductions = 0;
 };
 
 struct ScheduleOptions {
