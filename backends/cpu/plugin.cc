@@ -151,6 +151,11 @@ class CpuBackend : public sdk::Backend<CpuBuffer, CpuStream, CpuEvent, CpuExecut
     d.fusesHorizontal = true;
     d.fusesReductionEpilogue = true;
     d.fusesMultiReduction = true;
+    // No split reductions (ABI 1.5): oneTBB runs rows as tasks over a few cores, which the
+    // rows of most reductions already fill; a second stage would add a pass over the partials
+    // for little gain.
+    d.splitRowReductions = 0;
+    d.splitColumnReductions = 0;
     return d;
   }
 

@@ -211,6 +211,12 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     // Kernels launched on an imported stream raise their failures as device-side asserts
     // (codegen/device_assert.h), which the caller's runtime reports: no wait needed for them.
     d.asyncStreamFailures = true;
+    // Split reductions (ABI 1.5): a row reduction runs a block per row, and a few rows leave
+    // most of the GPU idle -- about 8 blocks per SM on a 132-SM H100 fill it, so a reduction
+    // keeping fewer than 1024 rows is split into partials until rows x slices reaches that.
+    // A column sum runs 4 columns a thread, so it wants many more points: 65536.
+    d.splitRowReductions = 1024;
+    d.splitColumnReductions = 65536;
     return d;
   }
 

@@ -61,6 +61,11 @@ DeviceCaps capsFrom(const plugsdk_device_info_t& i) {
     c.convolutionDtypes = i.convolution_dtypes;
     c.convolutionSkipsTransposed = i.convolution_skips_transposed;
   }
+  // ABI 1.5, likewise: an older plugin's reductions are never split.
+  if (i.struct_size >= PLUGSDK_STRUCT_SIZE(plugsdk_device_info_t, split_column_reductions)) {
+    c.splitRowReductions = i.split_row_reductions;
+    c.splitColumnReductions = i.split_column_reductions;
+  }
   return c;
 }
 

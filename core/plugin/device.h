@@ -42,6 +42,12 @@ struct DeviceCaps {
   /// plugins take every form.
   uint32_t convolutionDtypes = 0;
   bool convolutionSkipsTransposed = false;
+  /// Split reductions (ABI 1.5; FusionCaps::splitRowReductions / splitColumnReductions): a
+  /// reduction over the innermost dim keeping fewer rows than splitRowReductions, or one
+  /// keeping its innermost dim with fewer columns than splitColumnReductions, is computed in
+  /// two stages. 0: never (older plugins).
+  uint32_t splitRowReductions = 0;
+  uint32_t splitColumnReductions = 0;
 
   bool supports(ir::DType t) const { return (dtypes >> static_cast<unsigned>(t)) & 1u; }
   /// True when a prims.convolution of input dtype `t` is a form the device takes (given

@@ -27,6 +27,9 @@ compile::CompileOptions optionsFor(const DeviceCaps& caps, compile::CompileOptio
   const uint32_t fusable = caps.libraryOps & (PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION);
   f.libraryEpilogue = f.libraryEpilogue && fusable != 0 && (caps.epilogueOps & fusable) == fusable;
   if (caps.maxKernelStmts) f.maxKernelStmts = std::min<int64_t>(f.maxKernelStmts, caps.maxKernelStmts);
+  // Split reductions (ABI 1.5) are the device's to ask for: 0 (an older plugin) never splits.
+  f.splitRowReductions = caps.splitRowReductions;
+  f.splitColumnReductions = caps.splitColumnReductions;
   for (const char* op : {"prims.matmul", "prims.convolution", "prims.sdpa"})
     if (!(caps.libraryOps & libraryOpBit(op))) o.decomp.expand.insert(op);
   o.decomp.mixedMatmul = o.decomp.mixedMatmul && caps.mixedMatmul;

@@ -242,6 +242,44 @@ TEST(DeviceProgram, NewerMinorPluginLoadsAndWorksWithWhatTheCoreKnows) {
   EXPECT_STREQ(out, in);
 }
 
+// ABI 1.5's split reductions: read only from a device_info whose struct_size covers both
+// fields (an older plugin's, whatever lies past its size, never splits), and handed by
+// optionsFor() to the scheduler's FusionCaps.
+TEST(DeviceProgram, SplitReductionsReachTheScheduleOnlyFromA15Info) {
+  plugsdk_device_info_t info{};
+  info.split_row_reductions = 1024;
+  info.split_column_reductions = 65536;
+  info.struct_size = sizeof(info);
+  const DeviceCaps k = capsFrom(info);
+  EXPECT_EQ(k.splitRowReductions, 1024u);
+  EXPECT_EQ(k.splitColumnReductions, 65536u);
+  const compile::CompileOptions o = optionsFor(k);
+  EXPECT_EQ(o.schedule.caps.splitRowReductions, 1024);
+  EXPECT_EQ(o.schedule.caps.splitColumnReductions, 65536);
+  info.struct_size = PLUGSDK_STRUCT_SIZE(plugsdk_device_info_t, split_column_reductions);  // exactly 1.5's fields
+  EXPECT_EQ(optionsFor(capsFrom(info)).schedule.caps.splitColumnReductions, 65536);
+
+  // A 1.4 plugin's struct (its sizeof, tail padding included), one that stops inside the
+  // 1.5 fields, and 1.0's: 0, never split.
+  const size_t align = alignof(plugsdk_device_info_t);
+  const size_t v14 =
+      (PLUGSDK_STRUCT_SIZE(plugsdk_device_info_t, convolution_skips_transposed) + align - 1) / align * align;
+  for (size_t older : {v14, PLUGSDK_STRUCT_SIZE(plugsdk_device_info_t, split_column_reductions) - 1,
+                       PLUGSDK_STRUCT_SIZE(plugsdk_device_info_t, takes_subgraphs)}) {
+    info.struct_size = older;
+    const DeviceCaps old = capsFrom(info);
+    EXPECT_EQ(old.splitRowReductions, 0u) << older;
+    EXPECT_EQ(old.splitColumnReductions, 0u) << older;
+    const compile::CompileOptions oo = optionsFor(old);
+    EXPECT_EQ(oo.schedule.caps.splitRowReductions, 0) << older;
+    EXPECT_EQ(oo.schedule.caps.splitColumnReductions, 0) << older;
+  }
+  // The caps decide, whatever the base options held.
+  compile::CompileOptions base;
+  base.schedule.caps.splitRowReductions = 7;
+  EXPECT_EQ(optionsFor(DeviceCaps{}, base).schedule.caps.splitRowReductions, 0);
+}
+
 // runInto: the caller's tensors are used in place where the plugin imports memory (the cpu
 // plugin, ABI 1.1) and their layout is the program's; a strided input or output, or a 1.0
 // plugin (minimal), is copied; the numbers are the same either way.

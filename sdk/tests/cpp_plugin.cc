@@ -8,7 +8,10 @@
 // reports ABI 1.3's async_stream_failures; "conv_dtypes=f32,bf16" reports prims.convolution
 // in library_ops with ABI 1.4's forms (those input dtypes, transposed ones left out; "all":
 // every form). Its library calls are never compiled (compileLibrary stays UNIMPLEMENTED).
+// "split_rows=N" and "split_columns=N" report ABI 1.5's split_row_reductions and
+// split_column_reductions (a decimal count; anything else fails client_create).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <iterator>
 #include <stdexcept>
@@ -61,6 +64,24 @@ std::string unsupported(const plugsdk_stmt_t& s) {
   }
 }
 
+/// Option `key` as a decimal count that fits uint32_t into `*out` (0 when absent), or
+/// INVALID_ARGUMENT naming the option.
+sdk::Status countOption(const sdk::Options& options, const char* key, uint32_t* out) {
+  *out = 0;
+  if (!options.has(key)) return sdk::Status::ok();
+  const std::string v = options.get(key);
+  uint64_t n = 0;
+  bool ok = !v.empty() && v.size() <= 10;
+  for (size_t i = 0; ok && i < v.size(); ++i) {
+    ok = v[i] >= '0' && v[i] <= '9';
+    n = n * 10 + static_cast<uint64_t>(v[i] - '0');
+  }
+  if (!ok || n > UINT32_MAX)
+    return sdk::invalidArgument(std::string(key) + ": '" + v + "' is not a count (a decimal 0 to 4294967295)");
+  *out = static_cast<uint32_t>(n);
+  return sdk::Status::ok();
+}
+
 class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, HostExecutable> {
  public:
   sdk::Status initialize(const sdk::Options& options) override {
@@ -85,6 +106,8 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
         }
       }
     }
+    PLUGSDK_RETURN_IF_ERROR(countOption(options, "split_rows", &splitRows_));
+    PLUGSDK_RETURN_IF_ERROR(countOption(options, "split_columns", &splitColumns_));
     if (options.get("init") == "throw") throw std::runtime_error("initialize was asked to throw");
     if (options.get("init") == "fail") return sdk::unavailable("initialize was asked to fail");
     return sdk::Status::ok();
@@ -112,6 +135,8 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
     if (takesConvolution_) d.libraryOps |= PLUGSDK_LIBRARY_CONVOLUTION;
     d.convolutionDtypes = convDtypes_;
     d.convolutionSkipsTransposed = skipsTransposed_;
+    d.splitRowReductions = splitRows_;
+    d.splitColumnReductions = splitColumns_;
     return d;
   }
 
@@ -252,6 +277,8 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
   bool takesConvolution_ = false;  ///< option conv_dtypes: report prims.convolution ...
   uint32_t convDtypes_ = 0;        ///< ... of these input dtypes (0: every one) ...
   bool skipsTransposed_ = false;   ///< ... and not transposed (a list given)
+  uint32_t splitRows_ = 0;         ///< option split_rows: ABI 1.5's split_row_reductions
+  uint32_t splitColumns_ = 0;      ///< option split_columns: split_column_reductions
 };
 
 }  // namespace

@@ -69,6 +69,21 @@ def test_a_frozen_version_exists():
     assert FROZEN, "no frozen ABI header under sdk/tests/abi_v*/"
 
 
+def version(header: str) -> tuple[int, int]:
+    major = re.search(r"#define PLUGSDK_ABI_VERSION_MAJOR (\d+)", header)
+    minor = re.search(r"#define PLUGSDK_ABI_VERSION_MINOR (\d+)", header)
+    return int(major.group(1)), int(minor.group(1))
+
+
+def test_every_released_minor_is_frozen_as_itself():
+    """abi_vM_m/ holds version M.m, and every minor before the current header's has one."""
+    for frozen in FROZEN:
+        assert frozen.name == "abi_v%d_%d" % version((frozen / "plugsdk" / "plugsdk.h").read_text()), frozen
+    major, minor = version((CURRENT / "plugsdk" / "plugsdk.h").read_text())
+    missing = [f"abi_v{major}_{m}" for m in range(minor) if not (HERE / f"abi_v{major}_{m}").is_dir()]
+    assert not missing, f"ABI {major}.{minor}: no frozen copy of " + ", ".join(missing)
+
+
 @pytest.mark.parametrize("frozen", FROZEN, ids=[p.name for p in FROZEN])
 def test_current_header_keeps_the_frozen_layout(frozen: pathlib.Path, tmp_path: pathlib.Path):
     header = (frozen / "plugsdk" / "plugsdk.h").read_text()

@@ -1,11 +1,12 @@
 /*
  * plugsdk.h -- the stable C ABI between the plugsdk core and backend plugins.
  *
- * ABI 1.4 (1.3 plus device_info.convolution_dtypes and convolution_skips_transposed; 1.3 is
- * 1.2 plus device_info.async_stream_failures; 1.2 is 1.1 plus stream_import and
- * mixed-precision prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 to 1.3 are frozen: copies
- * live in sdk/tests/abi_v1_0, abi_v1_1, abi_v1_2 and abi_v1_3, and a test checks that every
- * later header keeps their layouts. docs/abi/reference.md documents every field;
+ * ABI 1.5 (1.4 plus device_info.split_row_reductions and split_column_reductions; 1.4 is 1.3
+ * plus device_info.convolution_dtypes and convolution_skips_transposed; 1.3 is 1.2 plus
+ * device_info.async_stream_failures; 1.2 is 1.1 plus stream_import and mixed-precision
+ * prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 to 1.4 are frozen: copies live in
+ * sdk/tests/abi_v1_0 to abi_v1_4, and a test checks that every later header keeps their
+ * layouts. docs/abi/reference.md documents every field;
  * docs/abi/CHANGELOG.md records each version.
  *
  * Standalone C11: includes only <stddef.h>, <stdint.h> and <stdbool.h>. No C++ type and no
@@ -47,7 +48,7 @@ extern "C" {
 #endif
 
 #define PLUGSDK_ABI_VERSION_MAJOR 1
-#define PLUGSDK_ABI_VERSION_MINOR 4
+#define PLUGSDK_ABI_VERSION_MINOR 5
 
 #if defined(_WIN32)
 #define PLUGSDK_EXPORT __declspec(dllexport)
@@ -325,6 +326,15 @@ typedef struct plugsdk_device_info {
    * other calls, as on a device without the op. Before 1.4: every form. */
   uint32_t convolution_dtypes;
   bool convolution_skips_transposed;
+  /* ABI 1.5 (read only when struct_size covers split_column_reductions; 0 before). Split
+   * reductions, for a device that wants many independent rows of work: a reduction whose
+   * reduced dims include the innermost one and that keeps fewer rows than
+   * split_row_reductions is computed in two stages (partial reductions over slices of its
+   * outermost reduced dims, then a reduction of the partials) so that rows x slices reaches
+   * it; split_column_reductions is the same for a reduction that keeps its innermost dim (a
+   * column sum), columns x slices. 0: never split. */
+  uint32_t split_row_reductions;
+  uint32_t split_column_reductions;
 } plugsdk_device_info_t;
 
 /* ---- function argument structs ---------------------------------------------------------- */

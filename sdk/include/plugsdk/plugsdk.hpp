@@ -252,6 +252,12 @@ struct DeviceInfo {
   /// core expands the other calls into loops.
   uint32_t convolutionDtypes = 0;
   bool convolutionSkipsTransposed = false;
+  /// ABI 1.5: split reductions. A reduction over the innermost dim that keeps fewer rows than
+  /// splitRowReductions is computed in two stages (partials over slices of its outermost
+  /// reduced dims, then their reduction) so that rows x slices reaches it;
+  /// splitColumnReductions the same for a column sum (columns x slices). 0: never.
+  uint32_t splitRowReductions = 0;
+  uint32_t splitColumnReductions = 0;
 };
 
 /// PLUGSDK_DTYPE_BIT of each dtype, or-ed: `dtypeBits({PLUGSDK_DTYPE_F32, PLUGSDK_DTYPE_I64})`.
@@ -746,6 +752,8 @@ struct Plugin {
       c.async_stream_failures = d->asyncStreamFailures;
       c.convolution_dtypes = d->convolutionDtypes;
       c.convolution_skips_transposed = d->convolutionSkipsTransposed;
+      c.split_row_reductions = d->splitRowReductions;
+      c.split_column_reductions = d->splitColumnReductions;
       // Only the bytes the caller has; struct_size then says how much was filled.
       std::memcpy(static_cast<void*>(a->info), &c, c.struct_size);
       return Status::ok();
