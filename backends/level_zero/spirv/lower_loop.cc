@@ -1,0 +1,157 @@
+// Reduction loops: a structured loop per dim of the loop's domain (r0 outermost), one
+// Function variable per accumulator (the consumer promotes them to registers), argmax /
+// argmin keeping the first position on ties and the first NaN, and max / min / argmax /
+// argmin over an empty domain reported as frame.h's kStatusEmptyReduce.
+#include <limits>
+
+#include "backends/level_zero/spirv/lowering.h"
+#include "backends/llvm_lowering/dtypes.h"
+#include "backends/llvm_lowering/frame.h"
+
+namespace plugsdk::level_zero::spirv {
+
+using lowering::isFloatDtype;
+using lowering::isUnsignedDtype;
+
+namespace {
+
+struct Acc {
+  const plugsdk_stmt_t* s = nullptr;
+  uint32_t dtype = 0;  ///< the operand's
+  uint32_t value = 0;  ///< Function variable
+  uint32_t best = 0;   ///< argmax / argmin: the position (i64 variable)
+};
+
+}  // namespace
+
+sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos) {
+  const size_t rank = s.num_loop_sizes;
+  std::vector<uint32_t> sizes;
+  Idx total{0, 1};
+  for (size_t d = 0; d < rank; ++d) {
+    sdk::StatusOr<Idx> e = index(s.loop_sizes[d]);
+    if (!e.isOk()) return e.status();
+    sizes.push_back(materialize(*e));
+    total = product(total, *e);
+  }
+
+  std::vector<Acc> accs;
+  std::vector<size_t> accOf(s.body_count + 1, 0);  // body offset -> accs index
+  bool needsNonEmpty = false;
+  for (size_t i = pos + 1; i <= pos + s.body_count; ++i) {
+    const plugsdk_stmt_t& t = k_.stmt(i);
+    if (t.kind == PLUGSDK_STMT_LOOP) return fail(i, "a loop nested in a loop");
+    if (t.kind != PLUGSDK_STMT_REDUCE) continue;
+    Acc a;
+    a.s = &t;
+    a.dtype = dtypeOf(t.operands[0]);
+    const uint32_t et = computeType(a.dtype);
+    if (!et) return fail(i, "a reduce of dtype " + std::to_string(a.dtype));
+    const bool fp = isFloatDtype(a.dtype), isBool = a.dtype == PLUGSDK_DTYPE_BOOL;
+    const uint32_t bits = m_.typeInfo(et).width;
+    const uint64_t ones = bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+    const uint64_t signedMin = uint64_t{1} << (bits - 1);
+    uint32_t init = 0;
+    switch (t.op) {
+      case PLUGSDK_REDUCE_SUM:
+        init = isBool ? m_.constBool(false) : fp ? m_.constFloat(et, 0.0) : m_.constInt(et, 0);
+        break;
+      case PLUGSDK_REDUCE_PROD:
+        init = isBool ? m_.constBool(true) : fp ? m_.constFloat(et, 1.0) : m_.constInt(et, 1);
+        break;
+      case PLUGSDK_REDUCE_MAX:
+      case PLUGSDK_REDUCE_ARGMAX:
+        init = isBool ? m_.constBool(false)
+               : fp   ? m_.constFloat(et, -std::numeric_limits<double>::infinity())
+                      : m_.constInt(et, isUnsignedDtype(a.dtype) ? 0 : signedMin);
+        needsNonEmpty = true;
+        break;
+      case PLUGSDK_REDUCE_MIN:
+      case PLUGSDK_REDUCE_ARGMIN:
+        init = isBool ? m_.constBool(true)
+               : fp   ? m_.constFloat(et, std::numeric_limits<double>::infinity())
+                      : m_.constInt(et, isUnsignedDtype(a.dtype) ? ones : signedMin - 1);
+        needsNonEmpty = true;
+        break;
+      default: return fail(i, "reduce op " + std::to_string(t.op) + " is unknown");
+    }
+    a.value = m_.localVariable(et);
+    m_.emit(spv::Op::Store, {a.value, init});
+    if (t.op == PLUGSDK_REDUCE_ARGMAX || t.op == PLUGSDK_REDUCE_ARGMIN) {
+      a.best = m_.localVariable(i64());
+      m_.emit(spv::Op::Store, {a.best, constI64(0)});
+    }
+    accOf[i - pos] = accs.size();
+    accs.push_back(a);
+  }
+  if (needsNonEmpty)
+    failWith(m_.op(spv::Op::IEqual, boolT(), {materialize(total), constI64(0)}), lowering::kStatusEmptyReduce);
+
+  // The body at one point of the domain: statements in order, each reduce accumulating.
+  const uint32_t bt = boolT();
+  auto body = [&](uint32_t linear) -> sdk::Status {
+    for (size_t i = pos + 1; i <= pos + s.body_count; ++i) {
+      const plugsdk_stmt_t& t = k_.stmt(i);
+      if (t.kind != PLUGSDK_STMT_REDUCE) {
+        sdk::Status st = statement(t, i);
+        if (!st.isOk()) return st;
+        continue;
+      }
+      const Acc& a = accs[accOf[i - pos]];
+      const uint32_t x = value(t.operands[0]);
+      const uint32_t et = m_.typeOf(x);
+      const uint32_t acc = m_.op(spv::Op::Load, et, {a.value});
+      if (!a.best) {
+        const bool isMax = t.op == PLUGSDK_REDUCE_MAX;
+        m_.emit(spv::Op::Store,
+                {a.value, combine(t.op == PLUGSDK_REDUCE_SUM, t.op == PLUGSDK_REDUCE_PROD, isMax, acc, x, a.dtype)});
+        continue;
+      }
+      // argmax / argmin: a better value wins, the earlier position stays on ties; the first
+      // NaN wins and stays.
+      const bool isMax = t.op == PLUGSDK_REDUCE_ARGMAX;
+      uint32_t take = 0;
+      if (isFloatDtype(a.dtype)) {
+        const uint32_t better = m_.op(isMax ? spv::Op::FOrdGreaterThan : spv::Op::FOrdLessThan, bt, {x, acc});
+        const uint32_t accOk = m_.op(spv::Op::LogicalNot, bt, {m_.op(spv::Op::IsNan, bt, {acc})});
+        take = m_.op(spv::Op::LogicalAnd, bt,
+                     {accOk, m_.op(spv::Op::LogicalOr, bt, {m_.op(spv::Op::IsNan, bt, {x}), better})});
+      } else {
+        take = compare(isMax ? PLUGSDK_OP_GT : PLUGSDK_OP_LT, x, acc, a.dtype);
+      }
+      m_.emit(spv::Op::Store, {a.value, m_.op(spv::Op::Select, et, {take, x, acc})});
+      const uint32_t best = m_.op(spv::Op::Load, i64(), {a.best});
+      m_.emit(spv::Op::Store, {a.best, m_.op(spv::Op::Select, i64(), {take, linear, best})});
+    }
+    return sdk::Status::ok();
+  };
+
+  // The nest: r0 outermost; `linear` is the row-major position in the domain.
+  const std::vector<uint32_t> outerVars = loopVars_;
+  loopVars_.assign(rank, 0);
+  std::function<sdk::Status(size_t, uint32_t)> nest = [&](size_t d, uint32_t prefix) -> sdk::Status {
+    if (d == rank) return body(prefix);  // rank 0: one iteration
+    return forLoop(sizes[d], [&](uint32_t r) {
+      loopVars_[d] = r;
+      const uint32_t linear =
+          d == 0 ? r : m_.op(spv::Op::IAdd, i64(), {m_.op(spv::Op::IMul, i64(), {prefix, sizes[d]}), r});
+      return nest(d + 1, linear);
+    });
+  };
+  sdk::Status st = nest(0, constI64(0));
+  loopVars_ = outerVars;
+  if (!st.isOk()) return st;
+
+  for (const Acc& a : accs) {
+    uint32_t r = 0;
+    if (a.best) {
+      r = m_.op(spv::Op::Load, i64(), {a.best});
+    } else {
+      r = roundTo(m_.op(spv::Op::Load, computeType(a.dtype), {a.value}), a.s->dtype);
+    }
+    values_[static_cast<size_t>(a.s->result)] = r;
+  }
+  return sdk::Status::ok();
+}
+
+}  // namespace plugsdk::level_zero::spirv
