@@ -185,6 +185,47 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
     return sdk::Status::ok();
   };
 
+  // This split's part [lo, hi) of `chunks` chunks (all of them when the loop is not split).
+  auto splitRange = [&](llvm::Value* chunks) -> std::pair<llvm::Value*, llvm::Value*> {
+    if (!split) return {b_.getInt64(0), chunks};
+    llvm::Value* count = group->splitCount(b_);
+    llvm::Value* per = b_.CreateUDiv(b_.CreateAdd(chunks, b_.CreateSub(count, b_.getInt64(1))), count);
+    llvm::Value* first = b_.CreateMul(group->splitIndex(b_), per);
+    auto umin = [&](llvm::Value* x, llvm::Value* y) { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, x, y); };
+    return {umin(first, chunks), umin(b_.CreateAdd(first, per), chunks)};
+  };
+
+  // A loop of several dims spread over a thread group: the chunks of every row (a point of
+  // dims 0 .. rank-2) in one flat range, so that a batch norm's loop over (N, H, W) keeps
+  // every thread busy (spreading the last dim alone left 14 chunks of W = 56 for 256
+  // threads, and the N x H rows one after another). Chunk c is row c / perRow, lanes
+  // (c % perRow) * lanes of the last dim; a row's last chunk is masked when it is partial.
+  auto flatNest = [&]() -> sdk::Status {
+    const size_t last = rank - 1;
+    llvm::Value* rows = b_.getInt64(1);
+    for (size_t d = 0; d < last; ++d) rows = b_.CreateMul(rows, sizes[d]);
+    llvm::Value* width = b_.getInt64(lanes);
+    llvm::Value* perRow = b_.CreateUDiv(b_.CreateAdd(sizes[last], b_.getInt64(lanes - 1)), width);
+    auto [lo, hi] = splitRange(b_.CreateMul(rows, perRow));
+    const bool exact = lanes == 1 || (inner.loopExtents[last] && *inner.loopExtents[last] % lanes == 0);
+    return spread(lo, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, lo, hi), 1, [&](llvm::Value* c, llvm::Value*) {
+      llvm::Value* row = b_.CreateUDiv(c, perRow);
+      llvm::Value* i = b_.CreateMul(b_.CreateURem(c, perRow), width);
+      llvm::Value* rest = row;
+      for (size_t d = last; d-- > 0;) {
+        inner.loop[d] = d == 0 ? rest : b_.CreateURem(rest, sizes[d]);
+        if (d > 0) rest = b_.CreateUDiv(rest, sizes[d]);
+      }
+      inner.loop[last] = i;
+      llvm::Value* linear = b_.CreateAdd(b_.CreateMul(row, sizes[last]), i);
+      if (exact) return body(linear, nullptr);
+      llvm::Value* full = b_.CreateICmpULE(b_.CreateAdd(i, width), sizes[last]);
+      sdk::Status st = ifThen(full, "row.full", [&] { return body(linear, nullptr); });
+      if (!st.isOk()) return st;
+      return ifThen(b_.CreateNot(full), "row.tail", [&] { return body(linear, tailMask(i, sizes[last], lanes)); });
+    });
+  };
+
   // The nest: dims 0 .. rank-2 one at a time, the last one chunked when vectorized.
   std::function<sdk::Status(size_t, llvm::Value*)> nest = [&](size_t d, llvm::Value* prefix) -> sdk::Status {
     if (d == rank) return body(prefix, nullptr);  // rank 0: one iteration
@@ -201,19 +242,15 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
     if (group && split) {
       // This split's range of chunks: [index * per, (index + 1) * per) of ceil(size / lanes).
       llvm::Value* width = b_.getInt64(lanes);
-      llvm::Value* chunks = b_.CreateUDiv(b_.CreateAdd(sizes[d], b_.getInt64(lanes - 1)), width);
-      llvm::Value* count = group->splitCount(b_);
-      llvm::Value* per = b_.CreateUDiv(b_.CreateAdd(chunks, b_.CreateSub(count, b_.getInt64(1))), count);
-      llvm::Value* first = b_.CreateMul(group->splitIndex(b_), per);
-      auto umin = [&](llvm::Value* x, llvm::Value* y) { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, x, y); };
-      llvm::Value* lo = b_.CreateMul(umin(first, chunks), width);
-      llvm::Value* hi = umin(b_.CreateMul(b_.CreateAdd(first, per), width), sizes[d]);
+      auto [first, end] = splitRange(b_.CreateUDiv(b_.CreateAdd(sizes[d], b_.getInt64(lanes - 1)), width));
+      llvm::Value* lo = b_.CreateMul(first, width);
+      llvm::Value* hi = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateMul(end, width), sizes[d]);
       return spread(lo, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, lo, hi), lanes, chunk);
     }
     if (group) return spread(b_.getInt64(0), sizes[d], lanes, chunk);
     return chunked(b_.getInt64(0), sizes[d], vecLoop ? lanes : 1, chunk);
   };
-  sdk::Status st = nest(0, b_.getInt64(0));
+  sdk::Status st = group && rank > 1 ? flatNest() : nest(0, b_.getInt64(0));
   if (!st.isOk()) return st;
 
   // Results: vectors of grid lanes as they are; vectors of loop lanes combined into one,

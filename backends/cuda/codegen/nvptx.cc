@@ -52,15 +52,21 @@ size_t mathCalls(const sdk::KernelView& k) {
 constexpr uint32_t kWarpPoints = 4;
 
 /// Threads per block for a loop-mode kernel: enough to give each thread a chunk of the
-/// longest loop whose extent is known, between a warp and kBlockThreads.
+/// longest loop whose extent is known (the chunks of every row of a loop of several dims, as
+/// the lowering spreads them), between a warp and kBlockThreads.
 uint32_t loopBlockThreads(const sdk::KernelView& k, uint32_t lanes) {
   uint64_t need = 0;
   for (size_t i = 0; i < k.numStmts(); ++i) {
     const plugsdk_stmt_t& s = k.stmt(i);
     if (s.kind != PLUGSDK_STMT_LOOP || s.num_loop_sizes == 0) continue;
-    sdk::StatusOr<int64_t> n = sdk::evalIndex(k.indexPool(), s.loop_sizes[s.num_loop_sizes - 1], sdk::IndexEnv{});
-    if (!n.isOk()) return kBlockThreads;  // depends on the launch: the most
-    need = std::max<uint64_t>(need, (static_cast<uint64_t>(std::max<int64_t>(*n, 0)) + lanes - 1) / lanes);
+    uint64_t chunks = 1;
+    for (size_t d = 0; d < s.num_loop_sizes; ++d) {
+      sdk::StatusOr<int64_t> n = sdk::evalIndex(k.indexPool(), s.loop_sizes[d], sdk::IndexEnv{});
+      if (!n.isOk()) return kBlockThreads;  // depends on the launch: the most
+      const uint64_t e = static_cast<uint64_t>(std::max<int64_t>(*n, 0));
+      chunks = std::min<uint64_t>(chunks * (d + 1 == s.num_loop_sizes ? (e + lanes - 1) / lanes : e), 1u << 20);
+    }
+    need = std::max<uint64_t>(need, chunks);
   }
   uint32_t threads = kWarpSize;
   while (threads < kBlockThreads && threads < need) threads *= 2;
