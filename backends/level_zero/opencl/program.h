@@ -1,0 +1,63 @@
+// SPIR-V modules built for the OpenCL device (clCreateProgramWithIL + clBuildProgram), and
+// the kernels in them launched over the flattened grid: one work-item per grid point, as
+// spirv/lower_kernel.h's entry points expect, their parameters set as that header orders
+// them (argument pointers, the status word, the size symbols).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/level_zero/opencl/device.h"
+#include "backends/level_zero/opencl/kernel_status.h"
+#include "plugsdk/kernel_view.hpp"
+
+namespace plugsdk::level_zero::opencl {
+
+/// A built program (released with the last kernel that uses it).
+struct Program {
+  const Api* api = nullptr;
+  cl_program program = nullptr;
+  ~Program();
+};
+
+/// The command that reproduces a build of `file` outside plugsdk (the build tool of
+/// build_main.cc, which runs buildProgram on the same device).
+std::string reproduceCommand(const std::string& file);
+
+/// Builds `words` for `device`. When the consumer rejects the module, INTERNAL with its
+/// build log, the module written to `keepDir` (or $TMPDIR, or /tmp) as `stem`.spv, and the
+/// command that reproduces the build (`what` names the module in the message).
+sdk::StatusOr<std::shared_ptr<Program>> buildProgram(const Device& device, const std::vector<uint32_t>& words,
+                                                     const std::string& what, const std::string& stem,
+                                                     const std::string& keepDir);
+
+/// A kernel ready to launch: its program's kernel object, the grid's index programs (for
+/// the number of work-items) and its status slot. A cl_kernel holds its argument values, so
+/// launches of one kernel are serialized by `mu`.
+struct Kernel {
+  const Api* api = nullptr;
+  std::shared_ptr<Program> program;
+  cl_kernel kernel = nullptr;
+  std::string name;
+  std::vector<plugsdk_index_insn_t> pool;
+  std::vector<plugsdk_index_expr_t> grid;
+  size_t numArgs = 0, numSymbols = 0;
+  KernelStatus* status = nullptr;  ///< the client's, which outlives its executables
+  uint32_t statusSlot = 0;
+  std::mutex mu;
+  ~Kernel();
+};
+
+/// The kernel `entry` of `program`, for launches of `k`.
+sdk::StatusOr<std::unique_ptr<Kernel>> createKernel(const Api& api, std::shared_ptr<Program> program,
+                                                    const std::string& entry, const sdk::KernelView& k);
+
+/// Enqueues `k` on `queue` (not waited for): one work-item per grid point, the buffers'
+/// addresses (launch offsets applied) and the symbols' values as its parameters.
+sdk::Status launchKernel(Kernel& k, const std::vector<void*>& args, const std::vector<int64_t>& symbols,
+                         cl_command_queue queue);
+
+}  // namespace plugsdk::level_zero::opencl

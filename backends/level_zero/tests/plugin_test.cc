@@ -1,0 +1,81 @@
+// The level_zero plugin through the core's device layer: runtime=level_zero (the default)
+// has no device and says why (no Level Zero driver on these machines; the runtime itself is
+// step 3), runtime=opencl without OpenCL says why too, bad options are errors, and with
+// OpenCL (PoCL in the toolbox) the device is described.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "core/plugin/device.h"
+#include "core/plugin/loader.h"
+
+namespace plugsdk::plugin {
+namespace {
+
+StatusOr<std::shared_ptr<Plugin>> levelZeroPlugin() {
+  return Loader({PLUGSDK_LEVEL_ZERO_PLUGIN_DIR}).load("level_zero");
+}
+
+TEST(LevelZeroPlugin, LevelZeroRuntimeHasNoDeviceWithTheReason) {
+  auto p = levelZeroPlugin();
+  ASSERT_TRUE(p.isOk()) << p.status().toString();
+  auto d = Device::open(*p, 0, "runtime=level_zero");
+  ASSERT_FALSE(d.isOk()) << "a Level Zero device opened, but the runtime is not built yet";
+  EXPECT_EQ(d.status().code(), StatusCode::kNotFound) << d.status().toString();
+  EXPECT_NE(d.status().message().find("Level Zero: "), std::string::npos) << d.status().message();
+  // A loader that is not there is named.
+  d = Device::open(*p, 0, "runtime=level_zero;ze_loader=/nonexistent/libze_loader.so.1");
+  ASSERT_FALSE(d.isOk());
+  EXPECT_NE(d.status().message().find("Level Zero: cannot load /nonexistent/libze_loader.so.1"), std::string::npos)
+      << d.status().message();
+}
+
+TEST(LevelZeroPlugin, WithoutAnyDriverZeInitSaysSo) {
+  // The toolbox has the loader (libze1) and no driver: zeInit answers 0x78000001.
+  auto p = levelZeroPlugin();
+  ASSERT_TRUE(p.isOk());
+  auto d = Device::open(*p, 0, "runtime=level_zero");
+  ASSERT_FALSE(d.isOk());
+  const std::string& m = d.status().message();
+  if (m.find("cannot load") != std::string::npos) GTEST_SKIP() << "no Level Zero loader here: " << m;
+  EXPECT_NE(m.find("zeInit returned 0x78000001 (ZE_RESULT_ERROR_UNINITIALIZED: no Level Zero driver)"),
+            std::string::npos)
+      << m;
+}
+
+TEST(LevelZeroPlugin, MissingOpenCLIsNoDeviceWithTheReason) {
+  auto p = levelZeroPlugin();
+  ASSERT_TRUE(p.isOk());
+  auto d = Device::open(*p, 0, "runtime=opencl;opencl=/nonexistent/libOpenCL.so.1");
+  ASSERT_FALSE(d.isOk());
+  EXPECT_EQ(d.status().code(), StatusCode::kNotFound) << d.status().toString();
+  EXPECT_NE(d.status().message().find("no OpenCL: cannot load /nonexistent/libOpenCL.so.1"), std::string::npos)
+      << d.status().message();
+}
+
+TEST(LevelZeroPlugin, BadOptionsAreErrors) {
+  auto p = levelZeroPlugin();
+  ASSERT_TRUE(p.isOk());
+  for (const char* bad : {"colour=red", "runtime=cuda", "dump=/proc/no/such/dir"}) {
+    auto d = Device::open(*p, 0, bad);
+    ASSERT_FALSE(d.isOk()) << bad;
+    EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument) << bad << ": " << d.status().toString();
+  }
+}
+
+TEST(LevelZeroPlugin, OpenCLRuntimeDescribesItsDevice) {
+  auto p = levelZeroPlugin();
+  ASSERT_TRUE(p.isOk());
+  auto d = Device::open(*p, 0, "runtime=opencl");
+  if (!d.isOk() && d.status().code() == StatusCode::kNotFound) GTEST_SKIP() << d.status().message();
+  ASSERT_TRUE(d.isOk()) << d.status().toString();
+  const DeviceCaps& caps = (*d)->caps();
+  EXPECT_NE(caps.name.find("runtime=opencl"), std::string::npos) << caps.name;
+  EXPECT_EQ(caps.libraryOps, 0u);
+  EXPECT_TRUE(caps.fusesHorizontal);
+  EXPECT_EQ(caps.splitRowReductions, 0u);
+}
+
+}  // namespace
+}  // namespace plugsdk::plugin
