@@ -28,6 +28,7 @@ from torch.profiler import ProfilerActivity, profile
 
 import plugsdk  # noqa: F401  (registers backend="plugsdk")
 import plugsdk.runtime as rt
+import plugsdk.training as training
 from bench_cuda_models import first_tensor, models
 
 # The core's host phases of every run (artifact.run_timed), summed while `phases` is on.
@@ -137,12 +138,14 @@ def main():
         torch.cuda.synchronize()
         returns.sort()
         print(f"host: a call returns after {returns[N // 2] * 1000:.2f} ms (median of {N}, GPU idle at the start)")
+        # The inference path calls runtime.run_program; the training path (training.py)
+        # imported it by name.
         original = rt.run_program
-        rt.run_program = run_program_timed
+        rt.run_program = training.run_program = run_program_timed
         for _ in range(N):
             call()
         torch.cuda.synchronize()
-        rt.run_program = original
+        rt.run_program = training.run_program = original
         print("host phases of the core's runs, per call:")
         for k, v in phases.items():
             unit = " ms" if k.startswith(("python", "run:")) else ""

@@ -314,6 +314,11 @@ PYBIND11_MODULE(_C, m) {
           [](const PyBackward& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs,
              uintptr_t stream) { return runProgram(p.program(), ins, outs, stream); },
           py::arg("ins"), py::arg("outs"), py::arg("stream") = 0, kRunDoc)
+      .def(
+          "run_timed",
+          [](const PyBackward& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs,
+             uintptr_t stream) { return runTimed(p.program(), ins, outs, stream); },
+          py::arg("ins"), py::arg("outs"), py::arg("stream") = 0, "Artifact.run_timed, for the backward program.")
       .def_property_readonly("imports_streams", [](const PyBackward& p) { return p.program().importsStreams(); });
 
   py::class_<PyFunction, std::shared_ptr<PyFunction>>(m, "Function")
