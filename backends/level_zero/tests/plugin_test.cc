@@ -39,6 +39,7 @@ TEST(LevelZeroPlugin, WithoutAnyDriverZeInitSaysSo) {
   ASSERT_FALSE(d.isOk());
   const std::string& m = d.status().message();
   if (m.find("cannot load") != std::string::npos) GTEST_SKIP() << "no Level Zero loader here: " << m;
+  if (m.find("driver(s) present") != std::string::npos) GTEST_SKIP() << "a Level Zero driver is here: " << m;
   EXPECT_NE(m.find("zeInit returned 0x78000001 (ZE_RESULT_ERROR_UNINITIALIZED: no Level Zero driver)"),
             std::string::npos)
       << m;
