@@ -69,10 +69,13 @@ Result sdpaVjp(Emitter& e, const VjpCall& c) {
   const double scale =
       c.isNone("scale") ? 1.0 / std::sqrt(static_cast<double>(*qs[r - 1].constant())) : c.getFloat("scale");
   const SymExpr &l = qs[r - 2], &s = e.shape(k)[r - 2];
-  q = e.convert(q, acc);
-  k = e.convert(k, acc);
-  v = e.convert(v, acc);
-  V sc = e.mul(e.matmul(q, mT(e, k)), e.scalar(scale, acc));
+  // f16 / bf16 operands stay in their dtype for the matmuls, which return f32 (a mixed
+  // prims.matmul: tensor cores, where f32 copies of q, k, v ran as f32 GEMMs -- vit_b_16's
+  // attention backward was 5 ms of a 29 ms step). Everything else runs in `acc`; P and dS are
+  // rounded to the operands' dtype only as the second matmuls' operands, as flash attention's
+  // backward does (eager's bf16 SDPA backward).
+  auto mm = [&](V a, V b) { return e.matmul(e.convert(a, dt), e.convert(b, dt), acc); };
+  V sc = e.mul(mm(q, mT(e, k)), e.scalar(scale, acc));
   if (!e.ok()) return e.status();
   const Shape scores = e.shape(sc);
   const V negInf = e.scalar(-std::numeric_limits<double>::infinity(), acc), zero = e.scalar(0.0, acc);
@@ -87,8 +90,8 @@ Result sdpaVjp(Emitter& e, const VjpCall& c) {
   V p = e.unary("exp", e.sub(sc, e.unsqueeze(e.convert(c.output(1), acc), -1)));
   V ds = nullptr, gv = nullptr;
   if (go) {
+    V dp = mm(go, mT(e, v));
     go = e.convert(go, acc);
-    V dp = e.matmul(go, mT(e, v));
     V pd = p;
     const double dropout = c.getFloat("dropout_p");
     if (dropout > 0) {
@@ -105,15 +108,15 @@ Result sdpaVjp(Emitter& e, const VjpCall& c) {
     }
     V d = e.sum(e.mul(go, e.convert(c.output(0), acc)), {-1}, true);
     ds = e.mul(p, e.sub(dp, d));
-    if (c.needs(2)) gv = e.matmul(mT(e, pd), go);
+    if (c.needs(2)) gv = mm(mT(e, pd), go);
   }
   if (glse) {
     V extra = e.mul(p, e.unsqueeze(e.convert(glse, acc), -1));
     ds = ds ? e.add(ds, extra) : extra;
   }
   V sv = e.scalar(scale, acc);
-  V gq = c.needs(0) ? e.mul(e.matmul(ds, k), sv) : nullptr;
-  V gk = c.needs(1) ? e.mul(e.matmul(mT(e, ds), q), sv) : nullptr;
+  V gq = c.needs(0) ? e.mul(mm(ds, k), sv) : nullptr;
+  V gk = c.needs(1) ? e.mul(mm(mT(e, ds), q), sv) : nullptr;
   V gm = c.needs(3) && mask && e.dtype(mask) != DType::kBool ? sumToShape(e, ds, e.shape(mask)) : nullptr;
   return grads(e, c,
                {e.convert(gq, dt), e.convert(gk, dt), gv ? e.convert(gv, dt) : zerosLike(e, c.input(2)),
