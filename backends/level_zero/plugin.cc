@@ -1,10 +1,9 @@
 // The Intel GPU backend as a plugin (libplugsdk_level_zero.so, plugin "level_zero"): kernels
 // become SPIR-V modules written by the backend (spirv/) and validated by SPIRV-Tools. Two
-// runtimes run them (option runtime): opencl, the same SPIR-V through an OpenCL device that
-// takes it (PoCL's CPU device in CI: opencl/), and level_zero, Intel GPUs through the Level
-// Zero loader, not built yet (step 3 of docs/level-zero-backend.md: it reports no device, with
-// zeInit's answer). Memory is OpenCL shared virtual memory; a stream is an in-order queue.
-// See README.md for the client options.
+// runtimes run them (option runtime, common/runtime.h): level_zero, Intel GPUs through the
+// Level Zero loader (runtime/: USM, in-order immediate command lists), and opencl, the same
+// SPIR-V through an OpenCL device that takes it (PoCL's CPU device in CI: opencl/). This file
+// keeps what is the same for both. See README.md for the client options.
 #include <sys/stat.h>
 
 #include <cctype>
@@ -19,48 +18,40 @@
 #include <string>
 #include <vector>
 
-#include "backends/level_zero/opencl/device.h"
-#include "backends/level_zero/opencl/kernel_status.h"
-#include "backends/level_zero/opencl/program.h"
-#include "backends/level_zero/runtime/ze_probe.h"
+#include "backends/level_zero/common/runtime.h"
+#include "backends/level_zero/opencl/runtime.h"
+#include "backends/level_zero/runtime/ze_runtime.h"
 #include "backends/level_zero/spirv/lower_kernel.h"
 #include "plugsdk/plugsdk.hpp"
 
 namespace {
 
 namespace sdk = plugsdk::sdk;
-namespace cl = plugsdk::level_zero::opencl;
+namespace lz = plugsdk::level_zero;
 namespace spirv = plugsdk::level_zero::spirv;
 
 struct LzBuffer : sdk::Buffer {
-  const cl::Device* device = nullptr;
-  uint8_t* ptr = nullptr;  ///< SVM
+  lz::Runtime* runtime = nullptr;
+  uint8_t* ptr = nullptr;  ///< SVM (opencl) or USM (level_zero)
   ~LzBuffer() override {
-    if (device) device->free(ptr);
+    if (runtime) runtime->free(ptr);
   }
 };
 
 struct LzStream : sdk::Stream {
-  const cl::Api* api = nullptr;
-  cl::cl_command_queue queue = nullptr;
+  lz::Runtime* runtime = nullptr;
+  lz::Queue queue = nullptr;  ///< in order
   ~LzStream() override {
-    if (queue) {
-      api->finish(queue);
-      api->releaseCommandQueue(queue);
-    }
+    if (queue) runtime->destroyQueue(queue);
   }
 };
 
 struct LzEvent : sdk::Event {
-  const cl::Api* api = nullptr;
-  cl::cl_event event = nullptr;  ///< the last record's marker (nullptr: never recorded)
-  ~LzEvent() override {
-    if (event) api->releaseEvent(event);
-  }
+  std::unique_ptr<lz::RuntimeEvent> event;
 };
 
 struct LzExecutable : sdk::Executable {
-  std::unique_ptr<cl::Kernel> kernel;
+  std::unique_ptr<lz::RuntimeKernel> kernel;
 };
 
 /// The kernel's name as a file stem and SPIR-V entry point (letters, digits, '_').
@@ -88,51 +79,37 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     dumpDir_ = options.get("dump");
     if (!dumpDir_.empty() && mkdir(dumpDir_.c_str(), 0755) != 0 && errno != EEXIST)
       return sdk::invalidArgument("option dump: cannot create " + dumpDir_ + ": " + std::strerror(errno));
+    sdk::StatusOr<std::unique_ptr<lz::Runtime>> rt = runtime == "level_zero"
+                                                         ? lz::ze::openRuntime(options.get("ze_loader"))
+                                                         : lz::opencl::openRuntime(options.get("opencl"));
     // No runtime or no device is not an error: the client has no device, and says why.
-    if (runtime == "level_zero") {
-      noDevice_ = plugsdk::level_zero::levelZeroNoDeviceReason(options.get("ze_loader"));
+    if (!rt.isOk() && rt.status().code() == sdk::Code::kFailedPrecondition) {
+      noDevice_ = rt.status().message();
       return sdk::Status::ok();
     }
-    sdk::StatusOr<std::shared_ptr<const cl::Api>> api = cl::loadApi(options.get("opencl"));
-    if (!api.isOk()) {
-      noDevice_ = api.status().message();
-      return sdk::Status::ok();
-    }
-    api_ = *api;
-    sdk::StatusOr<std::unique_ptr<cl::Device>> device = cl::Device::open(api_);
-    if (!device.isOk()) {
-      noDevice_ = device.status().message();
-      return sdk::Status::ok();
-    }
-    device_ = std::move(*device);
-    sdk::StatusOr<cl::cl_command_queue> q = device_->createQueue();
-    if (!q.isOk()) return q.status().withContext(device_->props().name);
+    if (!rt.isOk()) return rt.status();
+    runtime_ = std::move(*rt);
+    sdk::StatusOr<lz::Queue> q = runtime_->createQueue();
+    if (!q.isOk()) return q.status().withContext(runtime_->device().description);
     queue_ = *q;
-    sdk::StatusOr<std::unique_ptr<cl::KernelStatus>> s = cl::KernelStatus::create(*device_);
-    if (!s.isOk()) return s.status().withContext(device_->props().name);
-    status_ = std::move(*s);
     return sdk::Status::ok();
   }
 
   ~LevelZeroBackend() override {
-    if (queue_) {
-      api_->finish(queue_);
-      api_->releaseCommandQueue(queue_);
-    }
+    if (queue_) runtime_->destroyQueue(queue_);
     programs_.clear();
-    status_.reset();
   }
 
-  sdk::StatusOr<sdk::DeviceCount> deviceCount() override { return sdk::DeviceCount{device_ ? 1u : 0u, noDevice_}; }
+  sdk::StatusOr<sdk::DeviceCount> deviceCount() override { return sdk::DeviceCount{runtime_ ? 1u : 0u, noDevice_}; }
 
   sdk::StatusOr<sdk::DeviceInfo> deviceInfo(uint32_t) override {
-    const cl::DeviceProps& p = device_->props();
+    const lz::RuntimeDevice& p = runtime_->device();
     sdk::DeviceInfo d;
-    d.name = p.name + " (" + p.platformVersion + "; SPIR-V through OpenCL, runtime=opencl)";
+    d.name = p.description;
     d.dtypes = (1u << (PLUGSDK_DTYPE_F64 + 1)) - 1;  // all ten, f64 where the device has it
     if (!p.fp64) d.dtypes &= ~PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F64);
     d.vectorBits = 0;  // one work-item per grid point, scalar
-    d.memoryKinds = PLUGSDK_MEMORY_DEVICE;
+    d.memoryKinds = p.memoryKinds;
     d.memoryBytes = p.memoryBytes;
     d.maxBufferBytes = p.maxAllocBytes;
     // No library ops: the core expands matmul, convolution and attention into loop kernels.
@@ -147,11 +124,11 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     return d;
   }
 
-  sdk::StatusOr<std::unique_ptr<LzBuffer>> allocate(uint32_t, uint32_t, uint64_t bytes) override {
-    sdk::StatusOr<void*> p = device_->allocate(bytes);
+  sdk::StatusOr<std::unique_ptr<LzBuffer>> allocate(uint32_t, uint32_t kind, uint64_t bytes) override {
+    sdk::StatusOr<void*> p = runtime_->allocate(kind, bytes);
     if (!p.isOk()) return p.status();
     auto b = std::make_unique<LzBuffer>();
-    b->device = device_.get();
+    b->runtime = runtime_.get();
     b->ptr = static_cast<uint8_t*>(*p);
     return b;
   }
@@ -159,65 +136,64 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   sdk::Status copy(const Copy& c) override {
     if (c.bytes == 0) return sdk::Status::ok();
     const std::string what = "copying " + std::to_string(c.bytes) + " bytes";
-    cl::cl_command_queue q = c.stream ? c.stream->queue : queue_;
+    lz::Queue q = c.stream ? c.stream->queue : queue_;
     if (!c.stream) {
       sdk::Status st = drain(what);
       if (!st.isOk()) return st;
     }
-    const cl::cl_uint blocking = c.stream ? cl::CL_FALSE : cl::CL_TRUE;
-    cl::cl_int r = cl::CL_SUCCESS;
+    const bool wait = !c.stream;
+    sdk::Status st;
     switch (c.kind) {
       case PLUGSDK_COPY_HOST_TO_DEVICE:
-        r = api_->enqueueSVMMemcpy(q, blocking, c.dst->ptr + c.dstOffset, c.hostSrc, c.bytes, 0, nullptr, nullptr);
+        st = runtime_->copy(q, c.dst->ptr + c.dstOffset, c.hostSrc, c.bytes, wait);
         break;
       case PLUGSDK_COPY_DEVICE_TO_HOST:
-        r = api_->enqueueSVMMemcpy(q, blocking, c.hostDst, c.src->ptr + c.srcOffset, c.bytes, 0, nullptr, nullptr);
+        st = runtime_->copy(q, c.hostDst, c.src->ptr + c.srcOffset, c.bytes, wait);
         break;
       case PLUGSDK_COPY_DEVICE_TO_DEVICE: {
         uint8_t* dst = c.dst->ptr + c.dstOffset;
         const uint8_t* src = c.src->ptr + c.srcOffset;
         if (dst < src + c.bytes && src < dst + c.bytes) {
-          // Overlapping ranges (clEnqueueSVMMemcpy rejects them): through the host.
+          // Overlapping ranges (neither runtime copies them in one call): through the host.
           std::vector<uint8_t> host(c.bytes);
-          r = api_->enqueueSVMMemcpy(q, cl::CL_TRUE, host.data(), src, c.bytes, 0, nullptr, nullptr);
-          if (r == cl::CL_SUCCESS)
-            r = api_->enqueueSVMMemcpy(q, cl::CL_TRUE, dst, host.data(), c.bytes, 0, nullptr, nullptr);
+          st = runtime_->copy(q, host.data(), src, c.bytes, true);
+          if (st.isOk()) st = runtime_->copy(q, dst, host.data(), c.bytes, true);
         } else {
-          r = api_->enqueueSVMMemcpy(q, blocking, dst, src, c.bytes, 0, nullptr, nullptr);
+          st = runtime_->copy(q, dst, src, c.bytes, wait);
         }
         break;
       }
     }
-    return api_->check(r, what);
+    return st.isOk() ? st : st.withContext(what);
   }
 
   sdk::Status fill(const Fill& f) override {
     if (f.bytes == 0) return sdk::Status::ok();
     const std::string what = "filling " + std::to_string(f.bytes) + " bytes";
-    cl::cl_command_queue q = f.stream ? f.stream->queue : queue_;
+    lz::Queue q = f.stream ? f.stream->queue : queue_;
     if (!f.stream) {
       sdk::Status st = drain(what);
       if (!st.isOk()) return st;
     }
     uint8_t* p = f.buffer.ptr + f.offset;
-    cl::cl_int r = cl::CL_SUCCESS;
+    sdk::Status st;
     if (reinterpret_cast<uintptr_t>(p) % f.patternBytes == 0) {
-      r = api_->enqueueSVMMemFill(q, p, f.pattern, f.patternBytes, f.bytes, 0, nullptr, nullptr);
-      if (r == cl::CL_SUCCESS && !f.stream) r = api_->finish(q);
+      st = runtime_->fill(q, p, f.pattern, f.patternBytes, f.bytes);
+      if (st.isOk() && !f.stream) st = runtime_->finish(q, what);
     } else {
-      // clEnqueueSVMMemFill wants the destination aligned to the pattern: through the host.
+      // Both runtimes want the destination aligned to the pattern: through the host.
       std::vector<uint8_t> host(f.bytes);
       for (uint64_t i = 0; i < f.bytes; i += f.patternBytes) std::memcpy(host.data() + i, f.pattern, f.patternBytes);
-      r = api_->enqueueSVMMemcpy(q, cl::CL_TRUE, p, host.data(), f.bytes, 0, nullptr, nullptr);
+      st = runtime_->copy(q, p, host.data(), f.bytes, true);
     }
-    return api_->check(r, what);
+    return st.isOk() ? st : st.withContext(what);
   }
 
   sdk::StatusOr<std::unique_ptr<LzStream>> createStream(uint32_t) override {
-    sdk::StatusOr<cl::cl_command_queue> q = device_->createQueue();
+    sdk::StatusOr<lz::Queue> q = runtime_->createQueue();
     if (!q.isOk()) return q.status();
     auto s = std::make_unique<LzStream>();
-    s->api = api_.get();
+    s->runtime = runtime_.get();
     s->queue = *q;
     std::lock_guard<std::mutex> lock(mu_);
     queues_.insert(s->queue);
@@ -235,33 +211,21 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
 
   /// Waits for the stream, then reports the first run-time error of a kernel (kernel_status.h).
   sdk::Status synchronizeStream(LzStream& s) override {
-    sdk::Status st = api_->check(api_->finish(s.queue), "synchronizing a stream");
+    sdk::Status st = runtime_->finish(s.queue, "synchronizing a stream");
     if (!st.isOk()) return st;
-    return status_->collect();
+    return runtime_->collectStatus();
   }
 
   sdk::StatusOr<std::unique_ptr<LzEvent>> createEvent(LzStream*) override {
+    sdk::StatusOr<std::unique_ptr<lz::RuntimeEvent>> r = runtime_->createEvent();
+    if (!r.isOk()) return r.status();
     auto e = std::make_unique<LzEvent>();
-    e->api = api_.get();
+    e->event = std::move(*r);
     return e;
   }
-  sdk::Status recordEvent(LzEvent& e, LzStream& s) override {
-    cl::cl_event marker = nullptr;
-    sdk::Status st =
-        api_->check(api_->enqueueMarkerWithWaitList(s.queue, 0, nullptr, &marker), "clEnqueueMarkerWithWaitList");
-    if (!st.isOk()) return st;
-    if (e.event) api_->releaseEvent(e.event);
-    e.event = marker;
-    return api_->check(api_->flush(s.queue), "clFlush");
-  }
-  sdk::Status waitEvent(LzStream& s, LzEvent& e) override {
-    if (!e.event) return sdk::Status::ok();
-    return api_->check(api_->enqueueBarrierWithWaitList(s.queue, 1, &e.event, nullptr), "clEnqueueBarrierWithWaitList");
-  }
-  sdk::Status synchronizeEvent(LzEvent& e) override {
-    if (!e.event) return sdk::Status::ok();
-    return api_->check(api_->waitForEvents(1, &e.event), "clWaitForEvents");
-  }
+  sdk::Status recordEvent(LzEvent& e, LzStream& s) override { return runtime_->record(*e.event, s.queue); }
+  sdk::Status waitEvent(LzStream& s, LzEvent& e) override { return runtime_->wait(s.queue, *e.event); }
+  sdk::Status synchronizeEvent(LzEvent& e) override { return runtime_->synchronize(*e.event); }
 
   sdk::StatusOr<std::unique_ptr<LzExecutable>> compileKernel(uint32_t, const sdk::KernelView& k,
                                                              std::string_view) override {
@@ -276,47 +240,47 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
       sdk::StatusOr<std::string> text = spirv::disassemble(sk->words);
       if (text.isOk()) std::ofstream(stem + ".spvasm") << *text;
     }
-    // Programs are shared by equal modules (the same kernel compiled again, in this client).
+    // Modules are shared by equal SPIR-V (the same kernel compiled again, in this client).
     const std::string key(reinterpret_cast<const char*>(sk->words.data()), sk->words.size() * 4);
-    std::shared_ptr<cl::Program> program;
+    std::shared_ptr<lz::RuntimeModule> module;
     bool cached = true;
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = programs_.find(key);
-      if (it != programs_.end()) program = it->second;
+      if (it != programs_.end()) module = it->second;
     }
-    if (!program) {
+    if (!module) {
       cached = false;
-      sdk::StatusOr<std::shared_ptr<cl::Program>> built =
-          cl::buildProgram(*device_, sk->words, "kernel @" + std::string(k.name()), "plugsdk_" + entry, dumpDir_);
+      sdk::StatusOr<std::shared_ptr<lz::RuntimeModule>> built =
+          runtime_->build(sk->words, "kernel @" + std::string(k.name()), "plugsdk_" + entry, dumpDir_);
       if (!built.isOk()) return built.status();
-      program = *built;
+      module = *built;
       std::lock_guard<std::mutex> lock(mu_);
-      programs_.emplace(key, program);
+      programs_.emplace(key, module);
     }
-    sdk::StatusOr<std::unique_ptr<cl::Kernel>> kernel = cl::createKernel(*api_, program, entry, k);
+    sdk::StatusOr<std::unique_ptr<lz::RuntimeKernel>> kernel =
+        runtime_->createKernel(module, entry, k, sk->checkMessages);
     if (!kernel.isOk()) return kernel.status();
-    (*kernel)->status = status_.get();
-    (*kernel)->statusSlot = status_->assign(std::string(k.name()), sk->checkMessages);
     auto e = std::make_unique<LzExecutable>();
     e->kernel = std::move(*kernel);
     e->setLog("kernel @" + std::string(k.name()) + ": SPIR-V " + std::to_string(sk->words.size() * 4) +
-              " bytes, one work-item per grid point; " + (cached ? "program shared with an equal kernel" : "built") +
-              " for " + device_->props().name);
+              " bytes, one work-item per grid point; " + (cached ? "module shared with an equal kernel" : "built") +
+              " for " + runtime_->device().description);
     return e;
   }
 
   sdk::Status launch(const Launch& l) override {
-    cl::Kernel& k = *l.executable.kernel;
+    lz::RuntimeKernel& k = *l.executable.kernel;
     std::vector<void*> args;
     for (size_t i = 0; i < l.buffers.size(); ++i) args.push_back(l.buffers[i]->ptr + l.offsets[i]);
     const std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
-    if (l.stream) return cl::launchKernel(k, args, symbols, l.stream->queue);
-    sdk::Status st = drain("kernel @" + k.name);
-    if (st.isOk()) st = cl::launchKernel(k, args, symbols, queue_);
-    if (st.isOk()) st = api_->check(api_->finish(queue_), "kernel @" + k.name);
+    if (l.stream) return runtime_->launch(k, args, symbols, l.stream->queue);
+    const std::string what = "kernel @" + k.shape.name;
+    sdk::Status st = drain(what);
+    if (st.isOk()) st = runtime_->launch(k, args, symbols, queue_);
+    if (st.isOk()) st = runtime_->finish(queue_, what);
     if (!st.isOk()) return st;
-    return status_->collect();
+    return runtime_->collectStatus();
   }
 
  private:
@@ -324,24 +288,22 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   /// completes first, as the ABI orders it after them.
   sdk::Status drain(const std::string& what) {
     std::lock_guard<std::mutex> lock(mu_);
-    for (cl::cl_command_queue q : queues_) {
-      sdk::Status st = api_->check(api_->finish(q), what);
+    for (lz::Queue q : queues_) {
+      sdk::Status st = runtime_->finish(q, what);
       if (!st.isOk()) return st;
     }
     return sdk::Status::ok();
   }
 
-  std::shared_ptr<const cl::Api> api_;
-  std::unique_ptr<cl::Device> device_;
+  std::unique_ptr<lz::Runtime> runtime_;
   std::string noDevice_;
-  cl::cl_command_queue queue_ = nullptr;  ///< synchronous work
-  std::unique_ptr<cl::KernelStatus> status_;
+  lz::Queue queue_ = nullptr;  ///< synchronous work
   std::string dumpDir_;
   std::mutex mu_;
-  std::set<cl::cl_command_queue> queues_;                         ///< the live streams'
-  std::map<std::string, std::shared_ptr<cl::Program>> programs_;  ///< by SPIR-V words
+  std::set<lz::Queue> queues_;                                          ///< the live streams'
+  std::map<std::string, std::shared_ptr<lz::RuntimeModule>> programs_;  ///< by SPIR-V words
 };
 
 }  // namespace
 
-PLUGSDK_DEFINE_PLUGIN(LevelZeroBackend, "level_zero", "0.1 (SPIR-V written by the backend; OpenCL on PoCL)")
+PLUGSDK_DEFINE_PLUGIN(LevelZeroBackend, "level_zero", "0.2 (SPIR-V written by the backend; Level Zero or OpenCL)")

@@ -4,7 +4,8 @@
 #include <dlfcn.h>
 
 #include <map>
-#include <mutex>
+
+#include "backends/level_zero/common/runtime.h"
 
 namespace plugsdk::level_zero::opencl {
 
@@ -80,13 +81,6 @@ sdk::StatusOr<std::shared_ptr<const Api>> load(const std::string& library) {
 
 }  // namespace
 
-sdk::StatusOr<std::shared_ptr<const Api>> loadApi(const std::string& library) {
-  static std::mutex mu;
-  static std::map<std::string, sdk::StatusOr<std::shared_ptr<const Api>>> loaded;
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = loaded.find(library);
-  if (it == loaded.end()) it = loaded.emplace(library, load(library)).first;
-  return it->second;
-}
+sdk::StatusOr<std::shared_ptr<const Api>> loadApi(const std::string& library) { return loadOnce<Api>(library, &load); }
 
 }  // namespace plugsdk::level_zero::opencl

@@ -1,11 +1,6 @@
 // Building SPIR-V on the OpenCL device and launching its kernels (see program.h).
 #include "backends/level_zero/opencl/program.h"
 
-#include <cstdlib>
-#include <fstream>
-
-#include "backends/llvm_lowering/frame.h"
-
 namespace plugsdk::level_zero::opencl {
 
 Program::~Program() {
@@ -14,7 +9,6 @@ Program::~Program() {
 
 Kernel::~Kernel() {
   if (kernel) api->releaseKernel(kernel);
-  if (status) status->release(statusSlot);
 }
 
 std::string reproduceCommand(const std::string& file) { return "plugsdk-opencl-build " + file; }
@@ -43,11 +37,7 @@ sdk::StatusOr<std::shared_ptr<Program>> buildProgram(const Device& device, const
     }
   }
   if (err == CL_SUCCESS) return p;
-  const char* tmp = std::getenv("TMPDIR");
-  const std::string dir = !keepDir.empty() ? keepDir : tmp ? tmp : "/tmp";
-  const std::string file = dir + "/" + stem + ".spv";
-  std::ofstream(file, std::ios::binary)
-      .write(reinterpret_cast<const char*>(words.data()), static_cast<std::streamsize>(words.size() * 4));
+  const std::string file = keepRejectedModule(words, stem, keepDir);
   return sdk::Status(
       err == CL_OUT_OF_HOST_MEMORY || err == CL_OUT_OF_RESOURCES ? sdk::Code::kResourceExhausted : sdk::Code::kInternal,
       what + ": " + device.props().name +
@@ -60,43 +50,39 @@ sdk::StatusOr<std::unique_ptr<Kernel>> createKernel(const Api& api, std::shared_
                                                     const std::string& entry, const sdk::KernelView& k) {
   auto out = std::make_unique<Kernel>();
   out->api = &api;
-  out->name = std::string(k.name());
+  out->shape = LaunchShape::of(k);
   cl_int err = CL_SUCCESS;
   out->kernel = api.createKernel(program->program, entry.c_str(), &err);
-  sdk::Status st = api.check(err, "kernel @" + out->name + ": clCreateKernel(" + entry + ")");
+  sdk::Status st = api.check(err, "kernel @" + out->shape.name + ": clCreateKernel(" + entry + ")");
   if (!st.isOk()) return st;
   out->program = std::move(program);
-  out->pool.assign(k.indexPool().begin(), k.indexPool().end());
-  for (size_t d = 0; d < k.numGrid(); ++d) out->grid.push_back(k.grid(d));
-  out->numArgs = k.numArgs();
-  out->numSymbols = k.numSymbols();
   return out;
 }
 
 sdk::Status launchKernel(Kernel& k, const std::vector<void*>& args, const std::vector<int64_t>& symbols,
                          cl_command_queue queue) {
-  const sdk::Span<const plugsdk_index_insn_t> pool(k.pool.data(), k.pool.size());
-  sdk::StatusOr<std::vector<int64_t>> extents = lowering::evalGrid(pool, k.grid, symbols, k.name);
-  if (!extents.isOk()) return extents.status();
-  uint64_t points = 1;
-  for (int64_t g : *extents) points *= static_cast<uint64_t>(g);
+  sdk::StatusOr<uint64_t> n = k.shape.points(symbols);
+  if (!n.isOk()) return n.status();
+  const uint64_t points = *n;
   if (points == 0) return sdk::Status::ok();
   const Api& api = *k.api;
+  void* const status = k.status->address(k.statusSlot);
+  const std::vector<KernelParam> params = kernelParams(args, status, symbols);
   std::lock_guard<std::mutex> lock(k.mu);
-  cl_uint i = 0;
-  cl_int err = CL_SUCCESS;
-  for (void* a : args)
-    if (err == CL_SUCCESS) err = api.setKernelArgSVMPointer(k.kernel, i++, a);
-  if (err == CL_SUCCESS) err = api.setKernelArgSVMPointer(k.kernel, i++, k.status->address(k.statusSlot));
-  for (const int64_t& s : symbols)
-    if (err == CL_SUCCESS) err = api.setKernelArg(k.kernel, i++, sizeof s, &s);
-  if (err != CL_SUCCESS) return api.check(err, "kernel @" + k.name + ": setting parameter " + std::to_string(i - 1));
+  for (cl_uint i = 0; i < params.size(); ++i) {
+    const KernelParam& p = params[i];
+    const cl_int err = p.pointer ? api.setKernelArgSVMPointer(k.kernel, i, *static_cast<void* const*>(p.value))
+                                 : api.setKernelArg(k.kernel, i, p.size, p.value);
+    if (err != CL_SUCCESS)
+      return api.check(err, "kernel @" + k.shape.name + ": setting parameter " + std::to_string(i));
+  }
   // One work-item per point; the device picks the work-group size (the kernel guards
   // against work-items past the last point, so any rounding is safe).
   const size_t global = static_cast<size_t>(points);
-  err = api.enqueueNDRangeKernel(queue, k.kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+  const cl_int err = api.enqueueNDRangeKernel(queue, k.kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
   if (err == CL_SUCCESS) return sdk::Status::ok();
-  return api.check(err, "kernel @" + k.name + ": clEnqueueNDRangeKernel(" + std::to_string(points) + " work-items)");
+  return api.check(err,
+                   "kernel @" + k.shape.name + ": clEnqueueNDRangeKernel(" + std::to_string(points) + " work-items)");
 }
 
 }  // namespace plugsdk::level_zero::opencl

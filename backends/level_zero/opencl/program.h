@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/level_zero/common/runtime.h"
 #include "backends/level_zero/opencl/device.h"
 #include "backends/level_zero/opencl/kernel_status.h"
 #include "plugsdk/kernel_view.hpp"
@@ -17,10 +18,10 @@
 namespace plugsdk::level_zero::opencl {
 
 /// A built program (released with the last kernel that uses it).
-struct Program {
+struct Program : RuntimeModule {
   const Api* api = nullptr;
   cl_program program = nullptr;
-  ~Program();
+  ~Program() override;
 };
 
 /// The command that reproduces a build of `file` outside plugsdk (the build tool of
@@ -34,21 +35,12 @@ sdk::StatusOr<std::shared_ptr<Program>> buildProgram(const Device& device, const
                                                      const std::string& what, const std::string& stem,
                                                      const std::string& keepDir);
 
-/// A kernel ready to launch: its program's kernel object, the grid's index programs (for
-/// the number of work-items) and its status slot. A cl_kernel holds its argument values, so
-/// launches of one kernel are serialized by `mu`.
-struct Kernel {
+/// A kernel ready to launch (common/runtime.h): its program's kernel object.
+struct Kernel : RuntimeKernel {
   const Api* api = nullptr;
   std::shared_ptr<Program> program;
   cl_kernel kernel = nullptr;
-  std::string name;
-  std::vector<plugsdk_index_insn_t> pool;
-  std::vector<plugsdk_index_expr_t> grid;
-  size_t numArgs = 0, numSymbols = 0;
-  KernelStatus* status = nullptr;  ///< the client's, which outlives its executables
-  uint32_t statusSlot = 0;
-  std::mutex mu;
-  ~Kernel();
+  ~Kernel() override;
 };
 
 /// The kernel `entry` of `program`, for launches of `k`.

@@ -88,7 +88,7 @@ Built build(Device& d, KernelStatus& status, const std::string& text) {
   if (!k.isOk()) return b;
   b.kernel = std::move(*k);
   b.kernel->status = &status;
-  b.kernel->statusSlot = status.assign(b.kernel->name, sk->checkMessages);
+  b.kernel->statusSlot = status.assign(b.kernel->shape.name, sk->checkMessages);
   return b;
 }
 
@@ -128,17 +128,9 @@ TEST(OpenCL, DeviceTakesSpirvAndSvm) {
 
 TEST(OpenCL, PointwiseKernelComputesItsNumbers) {
   OPEN_OR_SKIP(d);
-  auto status = KernelStatus::create(d);
+  auto status = createKernelStatus(d);
   ASSERT_TRUE(status.isOk()) << status.status().message();
-  Built b = build(d, **status, R"(kernel @axpy(%x: f32 in, %y: f32 in, %z: f32 out) grid [s0] {
-  %0 = load %x[i0] : f32
-  %1 = load %y[i0] : f32
-  %2 = const 3 : f32
-  %3 = mul %0, %2 : f32
-  %4 = add %3, %1 : f32
-  store %z[i0], %4
-}
-)");
+  Built b = build(d, **status, spirv::testing::kAxpyKernel);
   ASSERT_TRUE(b.kernel);
   const size_t n = 1000;
   std::vector<float> x(n), y(n);
@@ -153,7 +145,7 @@ TEST(OpenCL, PointwiseKernelComputesItsNumbers) {
 
 TEST(OpenCL, ReductionWithOffsetArgumentsAndF16) {
   OPEN_OR_SKIP(d);
-  auto status = KernelStatus::create(d);
+  auto status = createKernelStatus(d);
   ASSERT_TRUE(status.isOk());
   // Rows of 8 halfs summed in f32 and rounded to f16; the input passed 16 bytes in.
   Built b = build(d, **status, R"(kernel @rowsum(%x: f16 in, %y: f16 out) grid [3] {
@@ -176,20 +168,9 @@ TEST(OpenCL, ReductionWithOffsetArgumentsAndF16) {
 
 TEST(OpenCL, FailedCheckIsReportedWithItsMessage) {
   OPEN_OR_SKIP(d);
-  auto status = KernelStatus::create(d);
+  auto status = createKernelStatus(d);
   ASSERT_TRUE(status.isOk());
-  Built b = build(d, **status, R"(kernel @gather(%i: i64 in, %x: f32 in, %y: f32 out) grid [4] {
-  %0 = load %i[i0] : i64
-  %1 = const 0 : i64
-  %2 = ge %0, %1 : bool
-  %3 = const 4 : i64
-  %4 = lt %0, %3 : bool
-  %5 = bitwise_and %2, %4 : bool
-  check %5, "index out of bounds for dimension 0 with size 4"
-  %6 = load %x[%0] : f32
-  store %y[i0], %6
-}
-)");
+  Built b = build(d, **status, spirv::testing::kGatherKernel);
   ASSERT_TRUE(b.kernel);
   SvmArray<int64_t> ai(d, 4, {3, 2, 1, 0});
   SvmArray<float> ax(d, 4, {10, 20, 30, 40}), ay(d, 4);
@@ -210,7 +191,7 @@ TEST(OpenCL, FailedCheckIsReportedWithItsMessage) {
 
 TEST(OpenCL, IntegerDivisionByZeroIsReported) {
   OPEN_OR_SKIP(d);
-  auto status = KernelStatus::create(d);
+  auto status = createKernelStatus(d);
   ASSERT_TRUE(status.isOk());
   Built b = build(d, **status, R"(kernel @idiv(%x: i32 in, %y: i32 in, %z: i32 out) grid [3] {
   %0 = load %x[i0] : i32

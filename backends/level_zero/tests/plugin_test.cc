@@ -1,7 +1,7 @@
 // The level_zero plugin through the core's device layer: runtime=level_zero (the default)
-// has no device and says why (no Level Zero driver on these machines; the runtime itself is
-// step 3), runtime=opencl without OpenCL says why too, bad options are errors, and with
-// OpenCL (PoCL in the toolbox) the device is described.
+// has no device and says why (no Level Zero driver on these machines; ze_runtime_test.cc
+// runs the runtime against a stand-in loader), runtime=opencl without OpenCL says why too,
+// bad options are errors, and with OpenCL (PoCL in the toolbox) the device is described.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -21,7 +21,7 @@ TEST(LevelZeroPlugin, LevelZeroRuntimeHasNoDeviceWithTheReason) {
   auto p = levelZeroPlugin();
   ASSERT_TRUE(p.isOk()) << p.status().toString();
   auto d = Device::open(*p, 0, "runtime=level_zero");
-  ASSERT_FALSE(d.isOk()) << "a Level Zero device opened, but the runtime is not built yet";
+  if (d.isOk()) GTEST_SKIP() << "a Level Zero GPU is here: " << (*d)->caps().name;
   EXPECT_EQ(d.status().code(), StatusCode::kNotFound) << d.status().toString();
   EXPECT_NE(d.status().message().find("Level Zero: "), std::string::npos) << d.status().message();
   // A loader that is not there is named.
@@ -36,11 +36,12 @@ TEST(LevelZeroPlugin, WithoutAnyDriverZeInitSaysSo) {
   auto p = levelZeroPlugin();
   ASSERT_TRUE(p.isOk());
   auto d = Device::open(*p, 0, "runtime=level_zero");
-  ASSERT_FALSE(d.isOk());
+  if (d.isOk()) GTEST_SKIP() << "a Level Zero GPU is here: " << (*d)->caps().name;
   const std::string& m = d.status().message();
   if (m.find("cannot load") != std::string::npos) GTEST_SKIP() << "no Level Zero loader here: " << m;
-  if (m.find("driver(s) present") != std::string::npos) GTEST_SKIP() << "a Level Zero driver is here: " << m;
-  EXPECT_NE(m.find("zeInit returned 0x78000001 (ZE_RESULT_ERROR_UNINITIALIZED: no Level Zero driver)"),
+  if (m.find("driver(s) but no GPU") != std::string::npos) GTEST_SKIP() << "a Level Zero driver is here: " << m;
+  EXPECT_NE(m.find("zeInitDrivers returned 0x78000001 (ZE_RESULT_ERROR_UNINITIALIZED), zeInit/zeDriverGet returned "
+                   "0x78000001 (ZE_RESULT_ERROR_UNINITIALIZED): no Level Zero driver"),
             std::string::npos)
       << m;
 }

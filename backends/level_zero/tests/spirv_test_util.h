@@ -16,6 +16,30 @@
 
 namespace plugsdk::level_zero::spirv::testing {
 
+/// z = 3 x + y over s0 points (the runtimes' tests launch it).
+constexpr const char* kAxpyKernel = R"(kernel @axpy(%x: f32 in, %y: f32 in, %z: f32 out) grid [s0] {
+  %0 = load %x[i0] : f32
+  %1 = load %y[i0] : f32
+  %2 = const 3 : f32
+  %3 = mul %0, %2 : f32
+  %4 = add %3, %1 : f32
+  store %z[i0], %4
+}
+)";
+/// y = x[i] with a CHECK that i is in [0, 4) (the status word's tests).
+constexpr const char* kGatherKernel = R"(kernel @gather(%i: i64 in, %x: f32 in, %y: f32 out) grid [4] {
+  %0 = load %i[i0] : i64
+  %1 = const 0 : i64
+  %2 = ge %0, %1 : bool
+  %3 = const 4 : i64
+  %4 = lt %0, %3 : bool
+  %5 = bitwise_and %2, %4 : bool
+  check %5, "index out of bounds for dimension 0 with size 4"
+  %6 = load %x[%0] : f32
+  store %y[i0], %6
+}
+)";
+
 inline std::unique_ptr<plugin::EncodedKernel> encode(const std::string& text) {
   StatusOr<kernel::Kernel> k = kernel::parseKernel(text);
   EXPECT_TRUE(k.isOk()) << k.status().message() << "\n" << text;
