@@ -7,15 +7,18 @@
 // (The null driver answers every call with success, so error paths are ze_runtime_test.cc's:
 // its stand-in loader injects failures.) Debian ships no null driver: it is built from the level-zero source package
 // (docs/level-zero-backend.md says how) and passed to CMake as PLUGSDK_ZE_NULL_DRIVER_DIR;
-// ctest then runs this test with ZE_ENABLE_NULL_DRIVER=1, and the test loads the library by
-// its path first, so that the loader's dlopen("libze_null.so.1") finds it loaded. Without it
-// each test skips, saying what is missing. A separate program: the loader reads
-// ZE_ENABLE_NULL_DRIVER once, at its first zeInit.
+// ctest then passes its path in PLUGSDK_ZE_NULL_DRIVER, and the test sets
+// ZE_ENABLE_NULL_DRIVER=1 and loads the library by its path before the loader, so that the
+// loader's dlopen("libze_null.so.1") finds it loaded. Without it each test skips, saying what
+// is missing. The same tests run (prefix FakeDriver.) with the stand-in driver
+// (ze_fake_driver.cc) posing as the null driver: the real loader's dispatch, here. A separate
+// program: the loader reads ZE_ENABLE_NULL_DRIVER once, when it initializes.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "backends/level_zero/runtime/ze_runtime.h"
 #include "backends/level_zero/tests/spirv_test_util.h"
@@ -26,16 +29,25 @@ namespace plugsdk::level_zero::ze {
 namespace {
 
 /// Why the null driver cannot be used here ("" when it can).
+void* gDriver = nullptr;  ///< the driver library, loaded by missing()
+
 std::string missing() {
-  const std::string library = PLUGSDK_ZE_NULL_DRIVER;
-  if (library.empty())
-    return "no null driver: build libze_null.so.1 from Debian's level-zero source package "
-           "(docs/level-zero-backend.md) and configure with -DPLUGSDK_ZE_NULL_DRIVER_DIR=DIR";
-  const char* on = std::getenv("ZE_ENABLE_NULL_DRIVER");
-  if (!on || std::string(on) != "1") return "ZE_ENABLE_NULL_DRIVER is not 1: run through ctest, which sets it";
-  if (!dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL))
-    return "cannot load the null driver " + library + " (" + dlerror() + ")";
-  return "";
+  // The driver's path: ctest passes it (PLUGSDK_ZE_NULL_DRIVER), set by CMake from
+  // PLUGSDK_ZE_NULL_DRIVER_DIR, or the stand-in driver for the FakeDriver. tests.
+  static const std::string why = [] {
+    const char* library = std::getenv("PLUGSDK_ZE_NULL_DRIVER");
+    if (!library || !*library)
+      return std::string(
+          "no null driver: build libze_null.so.1 from Debian's level-zero source package "
+          "(docs/level-zero-backend.md) and configure with -DPLUGSDK_ZE_NULL_DRIVER_DIR=DIR");
+    // Before the loader is loaded: it reads the variable when it initializes.
+    setenv("ZE_ENABLE_NULL_DRIVER", "1", 1);
+    // Loaded by path first, the loader's dlopen("libze_null.so.1") finds it by its soname.
+    gDriver = dlopen(library, RTLD_NOW | RTLD_LOCAL);
+    if (!gDriver) return std::string("cannot load the null driver ") + library + " (" + dlerror() + ")";
+    return std::string();
+  }();
+  return why;
 }
 
 #define NULL_DRIVER_OR_SKIP()              \
@@ -77,6 +89,19 @@ TEST(ZeNullDriver, WholeCallSequenceRuns) {
   ASSERT_TRUE(st.isOk()) << st.message();
   EXPECT_TRUE(rt.collectStatus().isOk());  // nothing ran: the words stay 0
 
+  // The stand-in driver logs what reached it through the loader (the null driver does not).
+  if (auto take = reinterpret_cast<size_t (*)(char*, size_t)>(dlsym(gDriver, "plugsdk_fake_ze_take_log"))) {
+    std::string log(take(nullptr, 0) + 1, '\0');
+    take(log.data(), log.size());
+    EXPECT_NE(rt.device().description.find("plugsdk fake GPU"), std::string::npos) << rt.device().description;
+    for (const std::string& line : std::vector<std::string>{
+             "zeInitDrivers flags=1", "zeContextCreate", "zeCommandListCreateImmediate ordinal=1 flags=2 mode=2",
+             "zeMemAllocDevice 4096 align=64",
+             "zeModuleCreate format=0 bytes=" + std::to_string(sk->words.size() * 4) + " magic=0x07230203",
+             "zeKernelCreate k_scale", "zeKernelSetArgumentValue 3 8", "zeKernelSetGroupSize 256 1 1",
+             "zeCommandListAppendLaunchKernel 4 1 1", "zeCommandListHostSynchronize"})
+      EXPECT_NE(log.find(line), std::string::npos) << line << " did not reach the driver:\n" << log;
+  }
   sdk::StatusOr<std::unique_ptr<RuntimeEvent>> ev = rt.createEvent();
   ASSERT_TRUE(ev.isOk()) << ev.status().message();
   EXPECT_TRUE(rt.record(**ev, *q).isOk());
