@@ -28,6 +28,7 @@ namespace plugsdk::level_zero::ze {
   X(deviceGetComputeProperties, zeDeviceGetComputeProperties)                     \
   X(deviceGetModuleProperties, zeDeviceGetModuleProperties)                       \
   X(deviceGetMemoryProperties, zeDeviceGetMemoryProperties)                       \
+  X(deviceGetMemoryAccessProperties, zeDeviceGetMemoryAccessProperties)           \
   X(deviceGetCommandQueueGroupProperties, zeDeviceGetCommandQueueGroupProperties) \
   X(contextCreate, zeContextCreate)                                               \
   X(contextDestroy, zeContextDestroy)                                             \

@@ -111,6 +111,12 @@ DeviceProps readProps(const Api& api, ze_driver_handle_t driver, ze_device_handl
     if (api.deviceGetMemoryProperties(d, &n, mem.data()) == ZE_RESULT_SUCCESS)
       for (uint32_t i = 0; i < n; ++i) props.memoryBytes += mem[i].totalSize;
   }
+  ze_device_memory_access_properties_t access{};
+  access.stype = ZE_STRUCTURE_TYPE_DEVICE_MEMORY_ACCESS_PROPERTIES;
+  if (api.deviceGetMemoryAccessProperties(d, &access) == ZE_RESULT_SUCCESS) {
+    props.hostAtomics = (access.hostAllocCapabilities & ZE_MEMORY_ACCESS_CAP_FLAG_ATOMIC) != 0;
+    props.sharedAtomics = (access.sharedSingleDeviceAllocCapabilities & ZE_MEMORY_ACCESS_CAP_FLAG_ATOMIC) != 0;
+  }
   n = 0;
   if (api.deviceGetCommandQueueGroupProperties(d, &n, nullptr) == ZE_RESULT_SUCCESS && n > 0) {
     std::vector<ze_command_queue_group_properties_t> groups(n);

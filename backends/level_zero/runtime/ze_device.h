@@ -28,6 +28,8 @@ struct DeviceProps {
   bool fp16 = false, fp64 = false, int64Atomics = false;
   bool roundedDivSqrt = false;  ///< f32 divide and sqrt correctly rounded on request
   uint32_t computeOrdinal = 0;  ///< the command queue group with compute
+  /// Kernels' atomics reach USM host / shared memory (ZE_MEMORY_ACCESS_CAP_FLAG_ATOMIC).
+  bool hostAtomics = false, sharedAtomics = false;
 
   /// "Intel(R) Arc(TM) A770 (driver 0x..., Level Zero 1.12, SPIR-V 1.4, sub-groups 8/16/32)"
   std::string describe() const;

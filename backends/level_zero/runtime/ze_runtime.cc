@@ -37,8 +37,8 @@ namespace {
 ze_command_list_handle_t listOf(Queue q) { return static_cast<ze_command_list_handle_t>(q); }
 constexpr uint64_t kForever = std::numeric_limits<uint64_t>::max();
 
-/// The status words in USM host memory: kernels write them through PCIe (or the shared
-/// memory of an integrated GPU); the host reads and clears them directly.
+/// The status words in USM host (or shared) memory: kernels write them through PCIe (or the
+/// memory an integrated GPU shares); the host reads and clears them directly.
 class HostWords : public KernelStatus::Words {
  public:
   HostWords(const Device& device, uint32_t* words) : device_(device), words_(words) {}
@@ -94,7 +94,11 @@ class ZeRuntime : public RuntimeOn<ZeRuntime, Device, Api> {
     info_.maxAllocBytes = p.maxAllocBytes;
   }
   sdk::Status init() {
-    sdk::StatusOr<void*> p = device_->allocate(PLUGSDK_MEMORY_HOST, 4ull * KernelStatus::kSlots);
+    // The kernels write the words with atomics: host memory where the device's atomics reach
+    // it, else shared memory (also read by the host directly once the work finished).
+    const uint32_t kind =
+        device_->props().hostAtomics || !device_->props().sharedAtomics ? PLUGSDK_MEMORY_HOST : PLUGSDK_MEMORY_SHARED;
+    sdk::StatusOr<void*> p = device_->allocate(kind, 4ull * KernelStatus::kSlots);
     if (!p.isOk()) return p.status().withContext("the kernel status words");
     std::memset(*p, 0, 4ull * KernelStatus::kSlots);
     status_ = std::make_unique<KernelStatus>(std::make_unique<HostWords>(*device_, static_cast<uint32_t*>(*p)));

@@ -25,6 +25,7 @@ ZE_DLLEXPORT ze_result_t ZE_APICALL zeGetDeviceProcAddrTable(ze_api_version_t, z
   t->pfnGetComputeProperties = zeDeviceGetComputeProperties;
   t->pfnGetModuleProperties = zeDeviceGetModuleProperties;
   t->pfnGetMemoryProperties = zeDeviceGetMemoryProperties;
+  t->pfnGetMemoryAccessProperties = zeDeviceGetMemoryAccessProperties;
   t->pfnGetCommandQueueGroupProperties = zeDeviceGetCommandQueueGroupProperties;
   return ZE_RESULT_SUCCESS;
 }

@@ -31,6 +31,7 @@ struct State {
   int statusParam = -1;
   int32_t statusCode = 0;
   bool notGpu = false;
+  bool hostAtomics = true;
   int liveAllocations = 0;
 } g;
 
@@ -82,6 +83,10 @@ __attribute__((visibility("default"))) void plugsdk_fake_ze_status_on_launch(int
   std::lock_guard<std::mutex> lock(g.mu);
   g.statusParam = param;
   g.statusCode = code;
+}
+__attribute__((visibility("default"))) void plugsdk_fake_ze_host_atomics(int on) {
+  std::lock_guard<std::mutex> lock(g.mu);
+  g.hostAtomics = on != 0;
 }
 __attribute__((visibility("default"))) void plugsdk_fake_ze_not_gpu(int on) {
   std::lock_guard<std::mutex> lock(g.mu);
@@ -165,6 +170,13 @@ ze_result_t zeDeviceGetModuleProperties(ze_device_handle_t, ze_device_module_pro
 ze_result_t zeDeviceGetMemoryProperties(ze_device_handle_t, uint32_t* count, ze_device_memory_properties_t* p) {
   if (p && *count >= 1) p[0].totalSize = uint64_t{8} << 30;
   *count = 1;
+  return ZE_RESULT_SUCCESS;
+}
+ze_result_t zeDeviceGetMemoryAccessProperties(ze_device_handle_t, ze_device_memory_access_properties_t* p) {
+  std::lock_guard<std::mutex> lock(g.mu);
+  const ze_memory_access_cap_flags_t rw = ZE_MEMORY_ACCESS_CAP_FLAG_RW;
+  p->hostAllocCapabilities = g.hostAtomics ? rw | ZE_MEMORY_ACCESS_CAP_FLAG_ATOMIC : rw;
+  p->deviceAllocCapabilities = p->sharedSingleDeviceAllocCapabilities = rw | ZE_MEMORY_ACCESS_CAP_FLAG_ATOMIC;
   return ZE_RESULT_SUCCESS;
 }
 ze_result_t zeDeviceGetCommandQueueGroupProperties(ze_device_handle_t, uint32_t* count,

@@ -44,6 +44,7 @@ struct Fake {
     fn<void (*)(int, int32_t)>("plugsdk_fake_ze_status_on_launch")(param, code);
   }
   void notGpu(bool on) { fn<void (*)(int)>("plugsdk_fake_ze_not_gpu")(on); }
+  void hostAtomics(bool on) { fn<void (*)(int)>("plugsdk_fake_ze_host_atomics")(on); }
   int liveAllocations() { return fn<int (*)()>("plugsdk_fake_ze_live_allocations")(); }
   /// The calls since the last take.
   std::string takeLog() {
@@ -155,6 +156,18 @@ TEST(ZeFake, DeviceIsFoundAndDescribed) {
   EXPECT_TRUE(has(log, "zeCommandListHostSynchronize\nzeCommandListDestroy")) << log;
   rt.reset();
   EXPECT_TRUE(has(fake.takeLog(), "zeMemFree\nzeContextDestroy"));
+}
+
+TEST(ZeFake, StatusWordsGoWhereTheAtomicsReach) {
+  Fake fake;
+  fake.hostAtomics(false);
+  fake.takeLog();
+  std::unique_ptr<Runtime> rt = openFake();
+  fake.hostAtomics(true);
+  ASSERT_TRUE(rt);
+  const std::string log = fake.takeLog();
+  EXPECT_TRUE(has(log, "zeMemAllocShared 16384 align=64")) << log;
+  EXPECT_EQ(log.find("zeMemAllocHost"), std::string::npos) << log;
 }
 
 TEST(ZeFake, NotAGpuIsNoDevice) {
