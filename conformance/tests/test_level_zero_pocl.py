@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import ctypes.util
 import subprocess
 
 import pytest
@@ -21,12 +22,13 @@ PLUGIN = BUILD / "plugins" / "libplugsdk_level_zero.so"
 def conformance(tmp_path: pathlib.Path, *args: str) -> dict:
     if not PLUGIN.exists():
         pytest.skip(f"{PLUGIN} was not built (the level_zero backend needs SPIRV-Tools)")
+    if ctypes.util.find_library("OpenCL") is None:
+        pytest.skip("no libOpenCL here (the toolbox has ocl-icd and PoCL)")
     env = dict(os.environ, PLUGSDK_LEVEL_ZERO_RUNTIME="opencl")
     r = subprocess.run([str(RUNNER), "--plugin", "level_zero", "--jobs", "2", "--report", str(tmp_path), *args],
                        capture_output=True, text=True, timeout=900, env=env)
     out = r.stdout + r.stderr
-    if "no device" in out and ("OpenCL" in out or "opencl" in out):
-        pytest.skip("no OpenCL platform runs the plugin here: " + out.strip().splitlines()[-1])
+    # With libOpenCL present, "no device" is a failure, not a skip: the toolbox has PoCL.
     assert r.returncode == 0, out[-4000:]
     return json.loads((tmp_path / "report.json").read_text())
 
