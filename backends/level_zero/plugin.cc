@@ -6,8 +6,9 @@
 // keeps what is the same for both. See README.md for the client options.
 #include <sys/stat.h>
 
-#include <cctype>
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -54,23 +55,34 @@ struct LzExecutable : sdk::Executable {
   std::unique_ptr<lz::RuntimeKernel> kernel;
 };
 
-/// The kernel's name as a file stem and SPIR-V entry point (letters, digits, '_').
-std::string entryName(std::string_view name) {
-  std::string s = "k_";
-  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
-  return s;
+/// The kernel's SPIR-V entry point, as the cuda plugin names its entries: "plugsdk_" and 16 hex
+/// digits of a hash (FNV-1a) of its text form without its name, so that a kernel has one
+/// entry in every process (profiles and dumps compare across runs) and equal kernels of
+/// different programs share one.
+std::string entryName(const sdk::KernelView& k) {
+  const std::string_view text = k.text();
+  const size_t from = std::min(text.find('('), text.size());
+  uint64_t h = 14695981039346656037ull;
+  for (size_t i = from; i < text.size(); ++i) h = (h ^ static_cast<unsigned char>(text[i])) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return std::string("plugsdk_") + hex;
 }
 
 class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExecutable> {
  public:
   /// Options (README.md): runtime=opencl|level_zero (default: $PLUGSDK_LEVEL_ZERO_RUNTIME,
   /// else level_zero), opencl=LIBRARY (the ICD loader; default libOpenCL.so.1), ze_loader=LIBRARY
-  /// (default libze_loader.so.1), dump=DIR (each kernel's .kir, .spvasm and .spv).
+  /// (default libze_loader.so.1), dump=DIR (each kernel's .kir, .spv and .spvasm), spirv_opt=on|off
+  /// (SPIRV-Tools' optimizer; default on).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
-      if (key != "runtime" && key != "opencl" && key != "ze_loader" && key != "dump")
+      if (key != "runtime" && key != "opencl" && key != "ze_loader" && key != "dump" && key != "spirv_opt")
         return sdk::invalidArgument("unknown option '" + key +
-                                    "' (the level_zero plugin takes runtime, opencl, ze_loader, dump)");
+                                    "' (the level_zero plugin takes runtime, opencl, ze_loader, dump, spirv_opt)");
+    const std::string opt = options.get("spirv_opt", "on");
+    if (opt != "on" && opt != "off") return sdk::invalidArgument("option spirv_opt: '" + opt + "' is not on or off");
+    compileOptions_.optimize = opt == "on";
     const char* envRuntime = std::getenv("PLUGSDK_LEVEL_ZERO_RUNTIME");
     const std::string runtime = options.get("runtime", envRuntime && *envRuntime ? envRuntime : "level_zero");
     if (runtime != "opencl" && runtime != "level_zero")
@@ -229,11 +241,12 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
 
   sdk::StatusOr<std::unique_ptr<LzExecutable>> compileKernel(uint32_t, const sdk::KernelView& k,
                                                              std::string_view) override {
-    const std::string entry = entryName(k.name());
-    sdk::StatusOr<spirv::SpirvKernel> sk = spirv::compileKernel(k, entry);
+    const std::string entry = entryName(k);
+    sdk::StatusOr<spirv::SpirvKernel> sk = spirv::compileKernel(k, entry, compileOptions_);
     if (!sk.isOk()) return sk.status();
     if (!dumpDir_.empty()) {
-      const std::string stem = dumpDir_ + "/" + entry;
+      // Named as the cuda plugin names its dumps: the kernel's name, then its entry point.
+      const std::string stem = dumpDir_ + "/" + std::string(k.name()) + "." + entry;
       std::ofstream(stem + ".kir") << k.text();
       std::ofstream(stem + ".spv", std::ios::binary)
           .write(reinterpret_cast<const char*>(sk->words.data()), static_cast<std::streamsize>(sk->words.size() * 4));
@@ -252,7 +265,7 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     if (!module) {
       cached = false;
       sdk::StatusOr<std::shared_ptr<lz::RuntimeModule>> built =
-          runtime_->build(sk->words, "kernel @" + std::string(k.name()), "plugsdk_" + entry, dumpDir_);
+          runtime_->build(sk->words, "kernel @" + std::string(k.name()), entry, dumpDir_);
       if (!built.isOk()) return built.status();
       module = *built;
       std::lock_guard<std::mutex> lock(mu_);
@@ -264,7 +277,7 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     auto e = std::make_unique<LzExecutable>();
     e->kernel = std::move(*kernel);
     e->setLog("kernel @" + std::string(k.name()) + ": SPIR-V " + std::to_string(sk->words.size() * 4) +
-              " bytes, one work-item per grid point; " + (cached ? "module shared with an equal kernel" : "built") +
+              " bytes" + (compileOptions_.optimize ? " (optimized)" : "") + ", one work-item per grid point; " + (cached ? "module shared with an equal kernel" : "built") +
               " for " + runtime_->device().description);
     return e;
   }
@@ -299,6 +312,7 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   std::string noDevice_;
   lz::Queue queue_ = nullptr;  ///< synchronous work
   std::string dumpDir_;
+  spirv::CompileOptions compileOptions_;
   std::mutex mu_;
   std::set<lz::Queue> queues_;                                          ///< the live streams'
   std::map<std::string, std::shared_ptr<lz::RuntimeModule>> programs_;  ///< by SPIR-V words

@@ -4,6 +4,7 @@
 #include "backends/level_zero/spirv/lower_kernel.h"
 
 #include "backends/level_zero/spirv/lowering.h"
+#include "backends/level_zero/spirv/optimize.h"
 #include "backends/llvm_lowering/dtypes.h"
 #include "backends/llvm_lowering/frame.h"
 
@@ -272,11 +273,18 @@ sdk::StatusOr<SpirvKernel> lowerKernel(const sdk::KernelView& k, const std::stri
   return out;
 }
 
-sdk::StatusOr<SpirvKernel> compileKernel(const sdk::KernelView& k, const std::string& entry, TargetEnv env) {
+sdk::StatusOr<SpirvKernel> compileKernel(const sdk::KernelView& k, const std::string& entry,
+                                         const CompileOptions& options) {
   sdk::StatusOr<SpirvKernel> out = lowerKernel(k, entry);
   if (!out.isOk()) return out;
-  sdk::Status st = validate(out->words, "kernel @" + std::string(k.name()), env);
+  const std::string what = "kernel @" + std::string(k.name());
+  sdk::Status st = validate(out->words, what, options.env);
   if (!st.isOk()) return st;
+  if (options.optimize) {
+    sdk::StatusOr<std::vector<uint32_t>> o = optimize(out->words, what, kernelPasses(), options.env);
+    if (!o.isOk()) return o.status();
+    out->words = std::move(*o);
+  }
   return out;
 }
 

@@ -35,9 +35,17 @@ struct SpirvKernel {
 /// `entry`. UNIMPLEMENTED naming the kernel and statement for what this mapping does not do.
 sdk::StatusOr<SpirvKernel> lowerKernel(const sdk::KernelView& k, const std::string& entry);
 
-/// lowerKernel, then validation: INTERNAL with the validator's message and the disassembly
-/// for a module SPIRV-Tools rejects (a bug of this backend, never the kernel's).
+struct CompileOptions {
+  TargetEnv env = TargetEnv::kOpenCL2_0;
+  /// SPIRV-Tools' optimizer (optimize.h: kernelPasses), the result validated again; the
+  /// plugin's option spirv_opt=off turns it off.
+  bool optimize = true;
+};
+
+/// lowerKernel, then validation (and the optimizer, and validation again): INTERNAL with the
+/// validator's message and the disassembly for a module SPIRV-Tools rejects (a bug of this
+/// backend, never the kernel's).
 sdk::StatusOr<SpirvKernel> compileKernel(const sdk::KernelView& k, const std::string& entry,
-                                         TargetEnv env = TargetEnv::kOpenCL2_0);
+                                         const CompileOptions& options = {});
 
 }  // namespace plugsdk::level_zero::spirv
