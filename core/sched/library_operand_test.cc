@@ -2,7 +2,8 @@
 // are gathered straight from the convolution's input (no padded copy) and from the previous
 // layer's pointwise tail (no activation materialized in between); a transposed operand with
 // 16-byte aligned rows stays a view of its materialized base, an unaligned one is written in
-// its own row-major layout. The programs still compute their graphs (against double loops).
+// its own row-major layout; a matmul operand whose batch dims do not flatten is copied. The
+// programs still compute their graphs (against double loops).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -148,6 +149,73 @@ TEST(LibraryOperands, TransposedOperandStaysAViewOnlyWithAlignedRows) {
         EXPECT_NEAR((*out)[0].getDouble(i * 4 + j), acc, 1e-12);
       }
   }
+}
+
+
+/// Whether the batch dims of `v` (all but the last two, size 1 skipped) flatten to one stride.
+bool batchFlattens(const View& v) {
+  std::vector<std::pair<int64_t, int64_t>> dims;
+  for (size_t d = 0; d + 2 < v.shape.size(); ++d)
+    if (*v.shape[d].constant() != 1) dims.emplace_back(*v.shape[d].constant(), *v.strides[d].constant());
+  for (size_t i = 0; i + 1 < dims.size(); ++i)
+    if (dims[i].second != dims[i + 1].second * dims[i + 1].first) return false;
+  return true;
+}
+
+// Attention's heads as views of a [B, S, 3 * H * D] projection: q [B, H, S, D] has strides
+// [S*3HD, D, 3HD, 1], whose batch dims do not flatten to one stride (a GEMM library would be
+// called once per batch point). Each operand is copied into a row-major buffer; k^T is read
+// as a transposed view of k's copy (rows of D, not of S).
+TEST(LibraryOperands, HeadViewsAreCopiedSoTheBatchFlattens) {
+  auto ctx = ir::makeDefaultContext();
+  auto p = lowerForMatmulOnly(*ctx, R"(graph @g(%x: f64[2, 5, 24]) {
+  %v = aten.view(%x) {size = [2, 5, 3, 2, 4]}
+  %p = aten.permute(%v) {dims = [2, 0, 3, 1, 4]}
+  %q = aten.select.int(%p) {dim = 0, index = 0}
+  %k = aten.select.int(%p) {dim = 0, index = 1}
+  %kt = prims.permute(%k) {dims = [0, 1, 3, 2]}
+  %s = prims.matmul(%q, %kt)
+  return %s
+})");
+  ASSERT_TRUE(p.isOk()) << p.status().toString();
+  const std::vector<const LibraryCall*> calls = callsOf(*p);
+  ASSERT_EQ(calls.size(), 1u) << printProgram(*p);
+  const View& q = *calls[0]->inputs[0];
+  const View& kt = *calls[0]->inputs[1];
+  EXPECT_TRUE(batchFlattens(q)) << printProgram(*p);
+  EXPECT_TRUE(batchFlattens(kt)) << printProgram(*p);
+  EXPECT_EQ(kt.strides, (Shape{ir::SymExpr(40), ir::SymExpr(20), ir::SymExpr(1), ir::SymExpr(4)}))
+      << "k^T as a transposed view of k's row-major copy\n"
+      << printProgram(*p);
+  const exec::HostTensor x = filled({2, 5, 24}, 0.43);
+  auto out = ProgramInterpreter(ctx).run(*p, {x});
+  ASSERT_TRUE(out.isOk()) << out.status().toString();
+  auto at = [&](int64_t b, int64_t s, int64_t which, int64_t h, int64_t d) {
+    return x.getDouble(b * 120 + s * 24 + which * 8 + h * 4 + d);
+  };
+  for (int64_t b = 0; b < 2; ++b)
+    for (int64_t h = 0; h < 2; ++h)
+      for (int64_t i = 0; i < 5; ++i)
+        for (int64_t j = 0; j < 5; ++j) {
+          double acc = 0;
+          for (int64_t d = 0; d < 4; ++d) acc += at(b, i, 0, h, d) * at(b, j, 1, h, d);
+          EXPECT_NEAR((*out)[0].getDouble(((b * 2 + h) * 5 + i) * 5 + j), acc, 1e-12);
+        }
+}
+
+// A batch dim broadcast with stride 0 is left as a view: copied, the operand would grow.
+TEST(LibraryOperands, BroadcastBatchStaysAView) {
+  auto ctx = ir::makeDefaultContext();
+  auto p = lowerForMatmulOnly(*ctx, R"(graph @g(%a: f64[3, 5, 4], %b: f64[2, 3, 4, 6]) {
+  %e = aten.expand(%a) {size = [2, 3, 5, 4]}
+  %s = prims.matmul(%e, %b)
+  return %s
+})");
+  ASSERT_TRUE(p.isOk()) << p.status().toString();
+  const std::vector<const LibraryCall*> calls = callsOf(*p);
+  ASSERT_EQ(calls.size(), 1u) << printProgram(*p);
+  EXPECT_EQ(calls[0]->inputs[0]->strides[0], ir::SymExpr(0)) << printProgram(*p);
+  EXPECT_EQ(launchesOf(*p), 0) << printProgram(*p);
 }
 
 }  // namespace
