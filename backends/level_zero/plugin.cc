@@ -74,15 +74,24 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   /// Options (README.md): runtime=opencl|level_zero (default: $PLUGSDK_LEVEL_ZERO_RUNTIME,
   /// else level_zero), opencl=LIBRARY (the ICD loader; default libOpenCL.so.1), ze_loader=LIBRARY
   /// (default libze_loader.so.1), dump=DIR (each kernel's .kir, .spv and .spvasm), spirv_opt=on|off
-  /// (SPIRV-Tools' optimizer; default on).
+  /// (SPIRV-Tools' optimizer; default on), group_size=N (row reductions' work-group size at
+  /// most: a power of two up to 1024, 0 for one work-item per point; default 64).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
-      if (key != "runtime" && key != "opencl" && key != "ze_loader" && key != "dump" && key != "spirv_opt")
+      if (key != "runtime" && key != "opencl" && key != "ze_loader" && key != "dump" && key != "spirv_opt" &&
+          key != "group_size")
         return sdk::invalidArgument("unknown option '" + key +
-                                    "' (the level_zero plugin takes runtime, opencl, ze_loader, dump, spirv_opt)");
+                                    "' (the level_zero plugin takes runtime, opencl, ze_loader, dump, spirv_opt, "
+                                    "group_size)");
     const std::string opt = options.get("spirv_opt", "on");
     if (opt != "on" && opt != "off") return sdk::invalidArgument("option spirv_opt: '" + opt + "' is not on or off");
     compileOptions_.optimize = opt == "on";
+    const std::string group = options.get("group_size", std::to_string(spirv::kDefaultGroupSize));
+    char* end = nullptr;
+    const unsigned long g = std::strtoul(group.c_str(), &end, 10);
+    if (group.empty() || *end || g > 1024 || (g & (g - 1)) != 0 || g == 1)
+      return sdk::invalidArgument("option group_size: '" + group + "' is not 0 or a power of two from 2 to 1024");
+    compileOptions_.maxGroupSize = static_cast<uint32_t>(g);
     const char* envRuntime = std::getenv("PLUGSDK_LEVEL_ZERO_RUNTIME");
     const std::string runtime = options.get("runtime", envRuntime && *envRuntime ? envRuntime : "level_zero");
     if (runtime != "opencl" && runtime != "level_zero")
@@ -101,6 +110,7 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     }
     if (!rt.isOk()) return rt.status();
     runtime_ = std::move(*rt);
+    compileOptions_.contiguousChunks = runtime_->device().workItemsInSequence;
     sdk::StatusOr<lz::Queue> q = runtime_->createQueue();
     if (!q.isOk()) return q.status().withContext(runtime_->device().description);
     queue_ = *q;
@@ -120,7 +130,7 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     d.name = p.description;
     d.dtypes = (1u << (PLUGSDK_DTYPE_F64 + 1)) - 1;  // all ten, f64 where the device has it
     if (!p.fp64) d.dtypes &= ~PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F64);
-    d.vectorBits = 0;  // one work-item per grid point, scalar
+    d.vectorBits = 0;  // scalar work-items
     d.memoryKinds = p.memoryKinds;
     d.memoryBytes = p.memoryBytes;
     d.maxBufferBytes = p.maxAllocBytes;
@@ -130,8 +140,12 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     d.fusesHorizontal = true;
     d.fusesReductionEpilogue = true;
     d.fusesMultiReduction = true;
-    // No split reductions (ABI 1.5) until rows are reduced by work-groups (step 4).
-    d.splitRowReductions = 0;
+    // Split reductions (ABI 1.5): a row reduction keeping fewer rows than 8 per compute unit
+    // is split into partials until rows x slices reaches that, so every compute unit gets
+    // work-groups (one row, one work-group, one core otherwise). Where the compute units are
+    // not known (Level Zero: not read yet), none. Column reductions (a work-item per point)
+    // are not split.
+    d.splitRowReductions = compileOptions_.maxGroupSize ? 8 * p.computeUnits : 0;
     d.splitColumnReductions = 0;
     return d;
   }
@@ -274,10 +288,13 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     sdk::StatusOr<std::unique_ptr<lz::RuntimeKernel>> kernel =
         runtime_->createKernel(module, entry, k, sk->checkMessages);
     if (!kernel.isOk()) return kernel.status();
+    (*kernel)->shape.groupSize = sk->groupSize;
     auto e = std::make_unique<LzExecutable>();
     e->kernel = std::move(*kernel);
     e->setLog("kernel @" + std::string(k.name()) + ": SPIR-V " + std::to_string(sk->words.size() * 4) +
-              " bytes" + (compileOptions_.optimize ? " (optimized)" : "") + ", one work-item per grid point; " + (cached ? "module shared with an equal kernel" : "built") +
+              " bytes" + (compileOptions_.optimize ? " (optimized)" : "") +
+              (sk->groupSize ? ", a work-group of " + std::to_string(sk->groupSize) + " per grid point; "
+                             : ", one work-item per grid point; ") + (cached ? "module shared with an equal kernel" : "built") +
               " for " + runtime_->device().description);
     return e;
   }

@@ -28,6 +28,10 @@ struct RuntimeDevice {
   uint32_t memoryKinds = 0;  ///< PLUGSDK_MEMORY_* the runtime allocates
   uint64_t memoryBytes = 0;
   uint64_t maxAllocBytes = 0;
+  /// The work-items of a work-group run one after another (a CPU device: PoCL's), so a
+  /// spread loop gives each a contiguous chunk (spirv::CompileOptions::contiguousChunks).
+  bool workItemsInSequence = false;
+  uint32_t computeUnits = 0;  ///< 0: unknown
 };
 
 /// An in-order queue (opaque to the plugin).

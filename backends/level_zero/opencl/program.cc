@@ -76,13 +76,16 @@ sdk::Status launchKernel(Kernel& k, const std::vector<void*>& args, const std::v
     if (err != CL_SUCCESS)
       return api.check(err, "kernel @" + k.shape.name + ": setting parameter " + std::to_string(i));
   }
-  // One work-item per point; the device picks the work-group size (the kernel guards
-  // against work-items past the last point, so any rounding is safe).
-  const size_t global = static_cast<size_t>(points);
-  const cl_int err = api.enqueueNDRangeKernel(queue, k.kernel, 1, nullptr, &global, nullptr, 0, nullptr, nullptr);
+  // One work-item per point, the device picking the work-group size (the kernel guards
+  // against work-items past the last point, so any rounding is safe); or one work-group of
+  // the module's fixed size per point.
+  const size_t local = k.shape.groupSize;
+  const size_t global = static_cast<size_t>(points) * (local ? local : 1);
+  const cl_int err =
+      api.enqueueNDRangeKernel(queue, k.kernel, 1, nullptr, &global, local ? &local : nullptr, 0, nullptr, nullptr);
   if (err == CL_SUCCESS) return sdk::Status::ok();
-  return api.check(err,
-                   "kernel @" + k.shape.name + ": clEnqueueNDRangeKernel(" + std::to_string(points) + " work-items)");
+  return api.check(err, "kernel @" + k.shape.name + ": clEnqueueNDRangeKernel(" + std::to_string(global) +
+                            " work-items" + (local ? " in groups of " + std::to_string(local) : "") + ")");
 }
 
 }  // namespace plugsdk::level_zero::opencl

@@ -26,6 +26,8 @@ class OpenclRuntime : public RuntimeOn<OpenclRuntime, Device, Api> {
     const DeviceProps& p = device_->props();
     info_.description = p.name + " (" + p.platformVersion + "; SPIR-V through OpenCL, runtime=opencl)";
     info_.fp64 = p.fp64;
+    info_.workItemsInSequence = p.cpu;
+    info_.computeUnits = p.computeUnits;
     info_.memoryKinds = PLUGSDK_MEMORY_DEVICE;
     info_.memoryBytes = p.memoryBytes;
     info_.maxAllocBytes = p.maxAllocBytes;

@@ -244,12 +244,17 @@ class ZeRuntime : public RuntimeOn<ZeRuntime, Device, Api> {
                                   what + ": zeKernelSetArgumentValue(parameter " + std::to_string(i) + ")");
       if (!st.isOk()) return st;
     }
-    uint32_t gx = 0, gy = 0, gz = 0;
-    sdk::Status st = api_.check(
-        api_.kernelSuggestGroupSize(k.kernel, static_cast<uint32_t>(suggestedFor(points)), 1, 1, &gx, &gy, &gz),
-        what + ": zeKernelSuggestGroupSize");
-    if (!st.isOk()) return st;
-    sdk::StatusOr<Groups> g = groupsFor(points, gx, device_->props().maxGroupCountX, k.shape.name);
+    // A work-group per point (the module's LocalSize), else the driver's suggestion.
+    uint32_t gx = k.shape.groupSize, gy = 0, gz = 0;
+    sdk::Status st;
+    if (!gx) {
+      st = api_.check(
+          api_.kernelSuggestGroupSize(k.kernel, static_cast<uint32_t>(suggestedFor(points)), 1, 1, &gx, &gy, &gz),
+          what + ": zeKernelSuggestGroupSize");
+      if (!st.isOk()) return st;
+    }
+    sdk::StatusOr<Groups> g = groupsFor(k.shape.groupSize ? points * k.shape.groupSize : points, gx,
+                                        device_->props().maxGroupCountX, k.shape.name);
     if (!g.isOk()) return g.status();
     st = api_.check(api_.kernelSetGroupSize(k.kernel, g->size, 1, 1), what + ": zeKernelSetGroupSize");
     if (!st.isOk()) return st;

@@ -12,7 +12,8 @@ namespace plugsdk::level_zero::spirv {
 
 using lowering::kStatusCheckBase;
 
-KernelLowering::KernelLowering(Module& m, const sdk::KernelView& k) : m_(m), k_(k) {
+KernelLowering::KernelLowering(Module& m, const sdk::KernelView& k, uint32_t groupSize, bool contiguousChunks)
+    : m_(m), k_(k), groupSize_(groupSize), contiguousChunks_(contiguousChunks) {
   values_.resize(k.numValues(), 0);
   valueTypes_.resize(k.numValues(), PLUGSDK_DTYPE_I64);
   checkOrdinal_.resize(k.numStmts(), 0);
@@ -120,6 +121,7 @@ sdk::Status KernelLowering::forLoop(uint32_t n, const std::function<sdk::Status(
 }
 
 void KernelLowering::failWith(uint32_t failed, int32_t code) {
+  if (spreading_) return skipRestIf(failed, code);  // not uniform in the group: no return
   const uint32_t bad = m_.newId(), ok = m_.newId();
   m_.emit(spv::Op::SelectionMerge, {ok, spv::kSelectionControlNone});
   m_.emit(spv::Op::BranchConditional, {failed, bad, ok});
@@ -171,7 +173,22 @@ sdk::Status KernelLowering::run(const std::string& entry) {
     symbols_.push_back(m_.parameter(i64()));
     m_.name(symbols_.back(), std::string(k_.symbol(s)));
   }
-  m_.entryPoint(spv::ExecutionModel::Kernel, fn, entry, {gidVar});
+  // Group mode: the grid point is the work-group's id, and the work-group size is fixed.
+  uint32_t lidVar = 0, widVar = 0;
+  if (groupSize_) {
+    lidVar = m_.globalVariable(m_.typePointer(spv::StorageClass::Input, gidT), spv::StorageClass::Input);
+    m_.decorate(lidVar, spv::Decoration::BuiltIn, {static_cast<uint32_t>(spv::BuiltIn::LocalInvocationId)});
+    m_.decorate(lidVar, spv::Decoration::Constant);
+    m_.name(lidVar, "local_id");
+    widVar = m_.globalVariable(m_.typePointer(spv::StorageClass::Input, gidT), spv::StorageClass::Input);
+    m_.decorate(widVar, spv::Decoration::BuiltIn, {static_cast<uint32_t>(spv::BuiltIn::WorkgroupId)});
+    m_.decorate(widVar, spv::Decoration::Constant);
+    m_.name(widVar, "group_id");
+    m_.entryPoint(spv::ExecutionModel::Kernel, fn, entry, {gidVar, lidVar, widVar});
+    m_.executionMode(fn, spv::ExecutionMode::LocalSize, {groupSize_, 1, 1});
+  } else {
+    m_.entryPoint(spv::ExecutionModel::Kernel, fn, entry, {gidVar});
+  }
   // IEEE results as the reference computes them: no fused multiply-adds.
   m_.executionMode(fn, spv::ExecutionMode::ContractionOff);
   m_.label(m_.newId());
@@ -186,7 +203,8 @@ sdk::Status KernelLowering::run(const std::string& entry) {
     sizes.push_back(*e);
     total = product(total, *e);
   }
-  const uint32_t gid = m_.op(spv::Op::CompositeExtract, i64(), {m_.op(spv::Op::Load, gidT, {gidVar}), 0});
+  const uint32_t gid = m_.op(spv::Op::CompositeExtract, i64(), {m_.op(spv::Op::Load, gidT, {groupSize_ ? widVar : gidVar}), 0});
+  if (groupSize_) lid_ = m_.op(spv::Op::CompositeExtract, i64(), {m_.op(spv::Op::Load, gidT, {lidVar}), 0});
   const uint32_t past = m_.op(spv::Op::UGreaterThanEqual, boolT(), {gid, materialize(total)});
   {
     const uint32_t ret = m_.newId(), go = m_.newId();
@@ -224,7 +242,9 @@ sdk::Status KernelLowering::statement(const plugsdk_stmt_t& s, size_t pos) {
     return sdk::Status::ok();
   };
   switch (s.kind) {
-    case PLUGSDK_STMT_LOAD: return set(load(s, pos));
+    case PLUGSDK_STMT_LOAD:
+      syncBeforeReading(s.arg);
+      return set(load(s, pos));
     case PLUGSDK_STMT_CONST: {
       const uint32_t t = computeType(s.dtype);
       if (!t) return fail(pos, "a constant of dtype " + std::to_string(s.dtype));
@@ -248,8 +268,15 @@ sdk::Status KernelLowering::statement(const plugsdk_stmt_t& s, size_t pos) {
       if (!lowering::isFloatDtype(s.dtype)) return fail(pos, "rand of a non-floating dtype");
       return set(rand(s, materialize(*x)));
     }
-    case PLUGSDK_STMT_STORE: return store(s, pos);
-    case PLUGSDK_STMT_LOOP: return loop(s, pos);
+    case PLUGSDK_STMT_STORE:
+      if (!groupSize_) return store(s, pos);
+      written_.insert(s.arg);
+      if (spreading_) return store(s, pos);
+      return onFirstWorkItem([&] { return store(s, pos); });
+    case PLUGSDK_STMT_LOOP:
+      for (size_t i = pos + 1; i <= pos + s.body_count; ++i)
+        if (k_.stmt(i).kind == PLUGSDK_STMT_LOAD) syncBeforeReading(k_.stmt(i).arg);
+      return loop(s, pos);
     case PLUGSDK_STMT_REDUCE: return fail(pos, "a reduce outside a loop body");
     case PLUGSDK_STMT_CHECK:
       failWith(m_.op(spv::Op::LogicalNot, boolT(), {value(s.operands[0])}),
@@ -259,9 +286,10 @@ sdk::Status KernelLowering::statement(const plugsdk_stmt_t& s, size_t pos) {
   }
 }
 
-sdk::StatusOr<SpirvKernel> lowerKernel(const sdk::KernelView& k, const std::string& entry) {
+sdk::StatusOr<SpirvKernel> lowerKernel(const sdk::KernelView& k, const std::string& entry, uint32_t groupSize,
+                                       bool contiguousChunks) {
   Module m;
-  KernelLowering l(m, k);
+  KernelLowering l(m, k, groupSize, contiguousChunks);
   sdk::Status st = l.run(entry);
   if (!st.isOk()) return st;
   SpirvKernel out;
@@ -270,12 +298,13 @@ sdk::StatusOr<SpirvKernel> lowerKernel(const sdk::KernelView& k, const std::stri
   out.checkMessages = l.checkMessages;
   out.numArgs = k.numArgs();
   out.numSymbols = k.numSymbols();
+  out.groupSize = groupSize;
   return out;
 }
 
 sdk::StatusOr<SpirvKernel> compileKernel(const sdk::KernelView& k, const std::string& entry,
                                          const CompileOptions& options) {
-  sdk::StatusOr<SpirvKernel> out = lowerKernel(k, entry);
+  sdk::StatusOr<SpirvKernel> out = lowerKernel(k, entry, chooseMapping(k, options.maxGroupSize).groupSize, options.contiguousChunks);
   if (!out.isOk()) return out;
   const std::string what = "kernel @" + std::string(k.name());
   sdk::Status st = validate(out->words, what, options.env);

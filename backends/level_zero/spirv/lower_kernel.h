@@ -10,14 +10,17 @@
 //   the status word (CrossWorkgroup uint*: 0 before the launch; a failing work-item writes
 //     backends/llvm_lowering/frame.h's code once, first one wins, and returns);
 //   one i64 per size symbol, in the kernel's symbols order.
-// The launch runs at least as many work-items in dimension 0 as the grid has points (the
-// product of its extents: SpirvKernel::points tells how to compute it), any work-group size.
+// The launch, one work-item per point (groupSize 0): at least as many work-items in
+// dimension 0 as the grid has points (the product of its extents), any work-group size. A
+// work-group per point (groupSize > 0, mapping.h): exactly one work-group of groupSize
+// work-items (the module's LocalSize) per point, groups numbered by point in dimension 0.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "backends/level_zero/spirv/mapping.h"
 #include "backends/level_zero/spirv/validate.h"
 #include "plugsdk/kernel_view.hpp"
 
@@ -29,17 +32,29 @@ struct SpirvKernel {
   std::vector<std::string> checkMessages;  ///< CHECK ordinal -> message (status kStatusCheckBase + ordinal)
   size_t numArgs = 0;
   size_t numSymbols = 0;
+  uint32_t groupSize = 0;  ///< 0: a work-item per grid point; else a work-group of this size per point
 };
 
 /// Lowers `k` (validated with KernelView::validate) to a module whose one entry point is
-/// `entry`. UNIMPLEMENTED naming the kernel and statement for what this mapping does not do.
-sdk::StatusOr<SpirvKernel> lowerKernel(const sdk::KernelView& k, const std::string& entry);
+/// `entry`, with work-groups of `groupSize` per point (0: a work-item per point; mapping.h),
+/// a spread loop dealt in contiguous chunks or strided (CompileOptions::contiguousChunks).
+/// UNIMPLEMENTED naming the kernel and statement for what this mapping does not do.
+sdk::StatusOr<SpirvKernel> lowerKernel(const sdk::KernelView& k, const std::string& entry, uint32_t groupSize = 0,
+                                       bool contiguousChunks = false);
 
 struct CompileOptions {
   TargetEnv env = TargetEnv::kOpenCL2_0;
   /// SPIRV-Tools' optimizer (optimize.h: kernelPasses), the result validated again; the
   /// plugin's option spirv_opt=off turns it off.
   bool optimize = true;
+  /// Row-reduction kernels get a work-group of at most this many work-items per grid point
+  /// (chooseMapping; 0: always one work-item per point). The plugin's option group_size.
+  uint32_t maxGroupSize = kDefaultGroupSize;
+  /// How a spread loop deals its positions: false, work-item t takes t, t + size, ... (a
+  /// GPU's neighbouring work-items read neighbouring elements); true, a contiguous chunk each
+  /// (a CPU runs the work-items one after another: strided, each pass over the row would
+  /// touch every cache line again). Measured on PoCL: docs/level-zero-backend.md.
+  bool contiguousChunks = false;
 };
 
 /// lowerKernel, then validation (and the optimizer, and validation again): INTERNAL with the

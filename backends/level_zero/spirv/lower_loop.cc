@@ -1,7 +1,9 @@
 // Reduction loops: a structured loop per dim of the loop's domain (r0 outermost), one
 // Function variable per accumulator (the consumer promotes them to registers), argmax /
 // argmin keeping the first position on ties and the first NaN, and max / min / argmax /
-// argmin over an empty domain reported as frame.h's kStatusEmptyReduce.
+// argmin over an empty domain reported as frame.h's kStatusEmptyReduce. In group mode
+// (mapping.h) one loop over the flattened domain spread over the work-group, and the
+// accumulators combined across it (lower_group.cc).
 #include <limits>
 
 #include "backends/level_zero/spirv/lowering.h"
@@ -138,9 +140,61 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos) {
       return nest(d + 1, linear);
     });
   };
-  sdk::Status st = nest(0, constI64(0));
+  // Group mode: position p of the flattened domain on work-item p % groupSize_.
+  auto spread = [&]() -> sdk::Status {
+    return spreadLoop(materialize(total), [&](uint32_t linear) {
+      uint32_t rest = linear;
+      for (size_t d = rank; d-- > 0;) {
+        if (d == 0) {
+          loopVars_[0] = rest;
+          break;
+        }
+        loopVars_[d] = m_.op(spv::Op::UMod, i64(), {rest, sizes[d]});
+        rest = m_.op(spv::Op::UDiv, i64(), {rest, sizes[d]});
+      }
+      return body(linear);
+    });
+  };
+  sdk::Status st = groupSize_ ? spread() : nest(0, constI64(0));
   loopVars_ = outerVars;
   if (!st.isOk()) return st;
+  if (groupSize_ && !accs.empty()) {
+    // The work-items' accumulators combined: fields (value[, position]) per accumulator.
+    std::vector<uint32_t> fields, types;
+    for (const Acc& a : accs) {
+      const uint32_t et = computeType(a.dtype);
+      fields.push_back(m_.op(spv::Op::Load, et, {a.value}));
+      types.push_back(et);
+      if (a.best) {
+        fields.push_back(m_.op(spv::Op::Load, i64(), {a.best}));
+        types.push_back(i64());
+      }
+    }
+    const Combine combineAll = [&](const std::vector<uint32_t>& x, const std::vector<uint32_t>& y) {
+      std::vector<uint32_t> out;
+      size_t f = 0;
+      for (const Acc& a : accs) {
+        const uint32_t op = a.s->op;
+        if (a.best) {
+          const auto [v, i] = combineOrdered(op == PLUGSDK_REDUCE_ARGMAX, x[f], x[f + 1], y[f], y[f + 1], a.dtype);
+          out.push_back(v);
+          out.push_back(i);
+          f += 2;
+          continue;
+        }
+        out.push_back(combine(op == PLUGSDK_REDUCE_SUM, op == PLUGSDK_REDUCE_PROD, op == PLUGSDK_REDUCE_MAX, x[f],
+                              y[f], a.dtype));
+        ++f;
+      }
+      return out;
+    };
+    const std::vector<uint32_t> all = groupAllReduce(fields, types, combineAll);
+    size_t f = 0;
+    for (const Acc& a : accs) {
+      m_.emit(spv::Op::Store, {a.value, all[f++]});
+      if (a.best) m_.emit(spv::Op::Store, {a.best, all[f++]});
+    }
+  }
 
   for (const Acc& a : accs) {
     uint32_t r = 0;

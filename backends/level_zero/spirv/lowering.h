@@ -5,6 +5,8 @@
 //   lower_memory.cc   loads, stores, storage formats, combining stores (atomics, CAS loops)
 //   lower_ops.cc      elementwise ops, casts, rand
 //   lower_loop.cc     reduction loops and their accumulators
+//   lower_group.cc    a work-group per grid point (mapping.h): loops spread over its
+//                     work-items, accumulators combined through Workgroup memory
 // Values: one SPIR-V id per SSA value, in its dtype's register type (bool as OpTypeBool, u8
 // and i8 as 8-bit ints, f16 and bf16 in f32 rounded to their dtype after each op, as the LLVM
 // backends do). Control flow is structured (OpSelectionMerge / OpLoopMerge); a failing
@@ -13,7 +15,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -30,7 +34,9 @@ struct Idx {
 
 class KernelLowering {
  public:
-  KernelLowering(Module& m, const sdk::KernelView& k);
+  /// `groupSize`: 0 for one work-item per grid point, else a work-group of that many
+  /// work-items per point (mapping.h).
+  KernelLowering(Module& m, const sdk::KernelView& k, uint32_t groupSize = 0, bool contiguousChunks = false);
   /// Builds the entry point `entry` into the module.
   sdk::Status run(const std::string& entry);
   std::vector<std::string> checkMessages;
@@ -106,6 +112,35 @@ class KernelLowering {
   // ---- lower_loop.cc
   sdk::Status loop(const plugsdk_stmt_t& s, size_t pos);
 
+  // ---- lower_group.cc (group mode: groupSize_ > 0)
+  /// OpControlBarrier of the work-group, ordering Workgroup and CrossWorkgroup memory.
+  void barrier();
+  /// for (i = lid; i < n; i += groupSize_) body(i), or with contiguousChunks_ the work-item's
+  /// chunk [lid * c, min(n, (lid + 1) * c)), c = ceil(n / groupSize_): a loop over the group.
+  sdk::Status spreadLoop(uint32_t n, const std::function<sdk::Status(uint32_t)>& body);
+  /// Combines two work-items' fields (register values) into one.
+  using Combine = std::function<std::vector<uint32_t>(const std::vector<uint32_t>&, const std::vector<uint32_t>&)>;
+  /// Every work-item's `fields` combined over the work-group through Workgroup memory, in a
+  /// fixed tree (work-item t with t + s for s = groupSize_ / 2, ..., 1): every work-item
+  /// gets the same bits. `types`: the fields' register types (bool kept as uchar in memory).
+  std::vector<uint32_t> groupAllReduce(const std::vector<uint32_t>& fields, const std::vector<uint32_t>& types,
+                                       const Combine& combine);
+  /// argmax / argmin of two (value, position) pairs: the better value; on a tie, or between
+  /// NaNs, the earlier position (the order the work-items saw them in does not matter).
+  std::pair<uint32_t, uint32_t> combineOrdered(bool isMax, uint32_t r, uint32_t ri, uint32_t v, uint32_t vi,
+                                               uint32_t dtype);
+  /// A failure inside a spread loop: the status word is written and the rest of the
+  /// iteration skipped (a work-item may not return before its group's barriers); the skips
+  /// opened in an iteration are closed at its end.
+  void skipRestIf(uint32_t failed, int32_t code);
+  void closeSkips();
+  /// Before a uniform point that reads argument `arg`: a barrier when another work-item of
+  /// the group may have written it (the group's stores are spread or done by work-item 0).
+  void syncBeforeReading(int32_t arg);
+  /// Statements outside loops run on every work-item (their values are the same on all:
+  /// they depend on the grid point and on combined reductions); stores go through work-item 0.
+  sdk::Status onFirstWorkItem(const std::function<sdk::Status()>& body);
+
   uint32_t dtypeOf(int32_t id) const { return valueTypes_[static_cast<size_t>(id)]; }
   uint32_t value(int32_t id) const { return values_[static_cast<size_t>(id)]; }
 
@@ -121,6 +156,14 @@ class KernelLowering {
   std::vector<uint32_t> values_;      ///< SSA value -> id
   std::vector<uint32_t> valueTypes_;  ///< SSA value -> dtype
   std::vector<size_t> checkOrdinal_;  ///< statement position -> CHECK ordinal
+  // Group mode.
+  uint32_t groupSize_ = 0;
+  bool contiguousChunks_ = false;
+  uint32_t lid_ = 0;                             ///< the work-item's local id (i64)
+  bool spreading_ = false;                       ///< lowering the body of a spread loop
+  std::vector<uint32_t> skips_;                  ///< merge blocks of skipRestIf's open selections
+  std::map<std::pair<uint32_t, size_t>, uint32_t> scratch_;  ///< (memory type, field) -> Workgroup array
+  std::set<int32_t> written_;                    ///< arguments stored since the last barrier
 };
 
 }  // namespace plugsdk::level_zero::spirv

@@ -146,6 +146,13 @@ uint32_t Module::typeVector(uint32_t element, uint32_t count) {
   return id;
 }
 
+uint32_t Module::typeArray(uint32_t element, uint32_t count) {
+  const uint32_t length = constInt(typeInt(32), count);
+  const uint32_t id = typeOrConstant(spv::Op::TypeArray, 0, {element, length});
+  types_[id] = TypeInfo{spv::Op::TypeArray, count, element};
+  return id;
+}
+
 uint32_t Module::typePointer(spv::StorageClass sc, uint32_t pointee) {
   const uint32_t id = typeOrConstant(spv::Op::TypePointer, 0, {static_cast<uint32_t>(sc), pointee});
   types_[id] = TypeInfo{spv::Op::TypePointer, 0, pointee};

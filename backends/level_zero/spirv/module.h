@@ -47,6 +47,8 @@ class Module {
   uint32_t typeInt(uint32_t width);
   uint32_t typeFloat(uint32_t width);
   uint32_t typeVector(uint32_t element, uint32_t count);
+  /// An array of `count` elements (its length a 32-bit constant).
+  uint32_t typeArray(uint32_t element, uint32_t count);
   uint32_t typePointer(spv::StorageClass sc, uint32_t pointee);
   uint32_t typeFunction(uint32_t result, const std::vector<uint32_t>& params);
   const TypeInfo& typeInfo(uint32_t type) const;

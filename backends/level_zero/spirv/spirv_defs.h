@@ -26,6 +26,7 @@ enum class Op : uint16_t {
   TypeInt = 21,
   TypeFloat = 22,
   TypeVector = 23,
+  TypeArray = 28,
   TypePointer = 32,
   TypeFunction = 33,
   ConstantTrue = 41,
@@ -38,6 +39,7 @@ enum class Op : uint16_t {
   Variable = 59,
   Load = 61,
   Store = 62,
+  AccessChain = 65,
   InBoundsPtrAccessChain = 70,
   Decorate = 71,
   CompositeExtract = 81,
@@ -96,6 +98,7 @@ enum class Op : uint16_t {
   BitwiseXor = 198,
   BitwiseAnd = 199,
   Not = 200,
+  ControlBarrier = 224,
   AtomicLoad = 227,
   AtomicCompareExchange = 230,
   AtomicIAdd = 234,
@@ -127,7 +130,7 @@ enum class Capability : uint32_t {
 enum class AddressingModel : uint32_t { Physical64 = 2 };
 enum class MemoryModel : uint32_t { OpenCL = 2 };
 enum class ExecutionModel : uint32_t { Kernel = 6 };
-enum class ExecutionMode : uint32_t { ContractionOff = 31 };
+enum class ExecutionMode : uint32_t { LocalSize = 17, ContractionOff = 31 };
 
 enum class StorageClass : uint32_t {
   Input = 1,
@@ -150,6 +153,10 @@ enum class BuiltIn : uint32_t {
 
 constexpr uint32_t kMemoryAccessAligned = 0x2;
 constexpr uint32_t kScopeDevice = 1;
+constexpr uint32_t kScopeWorkgroup = 2;
+/// A work-group barrier's memory semantics: SequentiallyConsistent | WorkgroupMemory |
+/// CrossWorkgroupMemory (what OpenCL's barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE) is).
+constexpr uint32_t kSemanticsGroupBarrier = 0x10 | 0x100 | 0x200;
 constexpr uint32_t kSemanticsRelaxed = 0;
 constexpr uint32_t kFunctionControlNone = 0;
 constexpr uint32_t kSelectionControlNone = 0;

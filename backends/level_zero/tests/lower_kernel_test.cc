@@ -214,9 +214,22 @@ TEST(SpirvLowering, ReductionsOfEveryKindAndRank) {
       const std::string text = std::string("kernel @r(%x: ") + d + " in, %y: " + out +
                                " out) grid [s0, 3] {\n  loop [s1, 5] {\n    %0 = load %x[5*s1*i1+5*r0+r1+i0] : " + d +
                                "\n    %1 = reduce " + op + " %0 : " + out + "\n  }\n  store %y[3*i0+i1], %1\n}\n";
-      sdk::StatusOr<SpirvKernel> k = spirvOf(text);
+      // One work-item per point: a loop per dim.
+      sdk::StatusOr<SpirvKernel> k = spirvOf(text, TargetEnv::kOpenCL2_0, 0);
       ASSERT_TRUE(k.isOk()) << op << " " << d << ": " << k.status().message();
+      EXPECT_EQ(k->groupSize, 0u);
       EXPECT_EQ(count(textOf(*k), "OpLoopMerge"), 2u) << "a loop per dim";
+      // A work-group per point (the loop reads rows): one loop over the flattened domain
+      // spread over 64 work-items, then a combine in 6 levels (a barrier before each, and
+      // two after: the result read, the slots free).
+      k = spirvOf(text);
+      ASSERT_TRUE(k.isOk()) << op << " " << d << ": " << k.status().message();
+      EXPECT_EQ(k->groupSize, 64u);
+      const std::string t = textOf(*k);
+      EXPECT_EQ(count(t, "OpLoopMerge"), 1u) << t;
+      EXPECT_EQ(count(t, "OpControlBarrier"), 8u) << t;
+      EXPECT_EQ(count(t, "OpExecutionMode %r LocalSize 64 1 1"), 1u) << t;
+      EXPECT_EQ(count(t, " Workgroup\n"), arg ? 2u : 1u) << "one array per field: " << t;
     }
   }
   // A grid of rank 0 and a loop of rank 0 (one iteration).

@@ -76,7 +76,15 @@ TEST(LevelZeroPlugin, OpenCLRuntimeDescribesItsDevice) {
   EXPECT_NE(caps.name.find("runtime=opencl"), std::string::npos) << caps.name;
   EXPECT_EQ(caps.libraryOps, 0u);
   EXPECT_TRUE(caps.fusesHorizontal);
-  EXPECT_EQ(caps.splitRowReductions, 0u);
+  // Rows are reduced by work-groups: a reduction of few rows is split so that every compute
+  // unit gets work-groups (8 rows each); with group_size=0 (a work-item per point) none is.
+  EXPECT_GE(caps.splitRowReductions, 8u);
+  EXPECT_EQ(caps.splitRowReductions % 8, 0u);
+  auto pointwise = Device::open(*p, 0, "runtime=opencl;group_size=0");
+  ASSERT_TRUE(pointwise.isOk()) << pointwise.status().toString();
+  EXPECT_EQ((*pointwise)->caps().splitRowReductions, 0u);
+  for (const char* bad : {"runtime=opencl;group_size=3", "runtime=opencl;group_size=2048", "runtime=opencl;group_size=x"})
+    EXPECT_EQ(Device::open(*p, 0, bad).status().code(), StatusCode::kInvalidArgument) << bad;
 }
 
 }  // namespace

@@ -52,13 +52,14 @@ inline std::unique_ptr<plugin::EncodedKernel> encode(const std::string& text) {
 
 /// The kernel in `text`, lowered and validated (OpenCL 2.0), not optimized (the lowering's
 /// own output, which the goldens show).
-inline sdk::StatusOr<SpirvKernel> spirvOf(const std::string& text, TargetEnv env = TargetEnv::kOpenCL2_0) {
+inline sdk::StatusOr<SpirvKernel> spirvOf(const std::string& text, TargetEnv env = TargetEnv::kOpenCL2_0,
+                                          uint32_t maxGroupSize = kDefaultGroupSize) {
   std::unique_ptr<plugin::EncodedKernel> e = encode(text);
   if (!e) return sdk::invalidArgument("the kernel text does not parse");
   const sdk::KernelView view(e->get());
   sdk::Status valid = sdk::KernelView::validate(e->get());
   if (!valid.isOk()) return valid;
-  return compileKernel(view, std::string(view.name()), CompileOptions{env, false});
+  return compileKernel(view, std::string(view.name()), CompileOptions{env, false, maxGroupSize});
 }
 
 inline std::string textOf(const SpirvKernel& k) {

@@ -1,0 +1,207 @@
+// Row reductions in work-groups (spirv/mapping.h, lower_group.cc) run on the OpenCL device
+// (PoCL): the numbers of each kind of reduce against the same kernel with one work-item per
+// point and against values computed here; argmax's first position when the equal values and
+// NaNs lie on different work-items; a failed CHECK inside a spread loop reported without a
+// hang (the work-item skips the rest of its iteration instead of returning before the group's
+// barriers); a loop of two dims and a masked load; stores outside loops done once.
+#include <cmath>
+#include <limits>
+
+#include "backends/level_zero/tests/opencl_test_util.h"
+
+namespace plugsdk::level_zero::opencl {
+namespace {
+
+using namespace testing;  // NOLINT: the helpers of opencl_test_util.h
+
+constexpr spirv::CompileOptions kPointPerWorkItem{spirv::TargetEnv::kOpenCL2_0, true, 0};
+
+TEST(OpenCLGroups, RowSumsMaxAndProductMatchOneWorkItemPerPoint) {
+  OPEN_OR_SKIP(d);
+  auto status = createKernelStatus(d);
+  ASSERT_TRUE(status.isOk());
+  // Three rows of s1 values: sum, max, sum of i32 (exact), and a product.
+  const std::string text = R"(kernel @rows(%x: f32 in, %n: i32 in, %y: f32 out, %m: f32 out, %k: i32 out, %p: f32 out) grid [3] {
+  loop [s1] {
+    %0 = load %x[s1*i0+r0] : f32
+    %1 = reduce sum %0 : f32
+    %2 = reduce max %0 : f32
+    %3 = load %n[s1*i0+r0] : i32
+    %4 = reduce sum %3 : i32
+    %5 = const 1.001 : f32
+    %6 = reduce prod %5 : f32
+  }
+  store %y[i0], %1
+  store %m[i0], %2
+  store %k[i0], %4
+  store %p[i0], %6
+}
+)";
+  Built group = build(d, **status, text);
+  Built point = build(d, **status, text, kPointPerWorkItem);
+  ASSERT_TRUE(group.kernel && point.kernel);
+  EXPECT_EQ(group.kernel->shape.groupSize, 64u);
+  EXPECT_EQ(point.kernel->shape.groupSize, 0u);
+  for (int64_t n : {1, 63, 64, 1000, 4099}) {
+    SCOPED_TRACE(n);
+    std::vector<float> x(3 * n);
+    std::vector<int32_t> ints(3 * n);
+    for (int64_t i = 0; i < 3 * n; ++i) {
+      x[i] = static_cast<float>(std::sin(0.37 * i) * 10);
+      ints[i] = static_cast<int32_t>((i * 7919) % 1000) - 500;
+    }
+    SvmArray<float> ax(d, x.size(), x);
+    SvmArray<int32_t> an(d, ints.size(), ints);
+    for (Built* b : {&group, &point}) {
+      SvmArray<float> ay(d, 3), am(d, 3), ap(d, 3);
+      SvmArray<int32_t> ak(d, 3);
+      sdk::Status st = run(d, **status, *b->kernel, {ax.p, an.p, ay.p, am.p, ak.p, ap.p}, {n});
+      ASSERT_TRUE(st.isOk()) << st.message();
+      const std::vector<float> y = ay.read(), m = am.read(), p = ap.read();
+      const std::vector<int32_t> k = ak.read();
+      for (int64_t r = 0; r < 3; ++r) {
+        double sum = 0, sumAbs = 0;
+        float max = -std::numeric_limits<float>::infinity();
+        int64_t isum = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          sum += x[r * n + i];
+          sumAbs += std::fabs(x[r * n + i]);
+          max = std::max(max, x[r * n + i]);
+          isum += ints[r * n + i];
+        }
+        EXPECT_NEAR(y[r], sum, 1e-6 * sumAbs + 1e-6) << "row " << r;
+        EXPECT_EQ(m[r], max) << "row " << r;
+        EXPECT_EQ(k[r], isum) << "row " << r;
+        // 1.001f to the n-th, each product rounded: within n half-ulps.
+        const double prod = std::pow(static_cast<double>(1.001f), static_cast<double>(n));
+        EXPECT_NEAR(p[r], prod, static_cast<double>(n) * 6e-8 * prod) << "row " << r;
+      }
+    }
+  }
+}
+
+TEST(OpenCLGroups, ArgmaxKeepsTheFirstPositionAcrossWorkItems) {
+  OPEN_OR_SKIP(d);
+  auto status = createKernelStatus(d);
+  ASSERT_TRUE(status.isOk());
+  Built b = build(d, **status, R"(kernel @am(%x: f32 in, %y: i64 out, %z: i64 out) grid [4] {
+  loop [300] {
+    %0 = load %x[300*i0+r0] : f32
+    %1 = reduce argmax %0 : i64
+    %2 = reduce argmin %0 : i64
+  }
+  store %y[i0], %1
+  store %z[i0], %2
+}
+)");
+  ASSERT_TRUE(b.kernel);
+  ASSERT_EQ(b.kernel->shape.groupSize, 64u);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  std::vector<float> x(1200, 0.0f);
+  // Row 0: the max 5 at 70 (work-item 6), 10 (work-item 10) and 200 (work-item 8): the first is 10; the min -3
+  // at 250 and 130.
+  x[70] = 5, x[10] = 5, x[200] = 5, x[250] = -3, x[130] = -3;
+  // Row 1: NaNs at 150 and 100 (the first NaN wins both), a larger value before them.
+  x[300 + 150] = nan, x[300 + 100] = nan, x[300 + 5] = 9;
+  // Row 2: every value -inf: position 0 for both.
+  for (int i = 0; i < 300; ++i) x[600 + i] = -inf;
+  // Row 3: increasing: max at 299, min at 0.
+  for (int i = 0; i < 300; ++i) x[900 + i] = static_cast<float>(i);
+  SvmArray<float> ax(d, x.size(), x);
+  SvmArray<int64_t> ay(d, 4), az(d, 4);
+  sdk::Status st = run(d, **status, *b.kernel, {ax.p, ay.p, az.p}, {});
+  ASSERT_TRUE(st.isOk()) << st.message();
+  EXPECT_EQ(ay.read(), (std::vector<int64_t>{10, 100, 0, 299}));
+  EXPECT_EQ(az.read(), (std::vector<int64_t>{130, 100, 0, 0}));
+}
+
+TEST(OpenCLGroups, FailedCheckInsideASpreadLoopIsReportedWithoutAHang) {
+  OPEN_OR_SKIP(d);
+  auto status = createKernelStatus(d);
+  ASSERT_TRUE(status.isOk());
+  // A gather summed over a row: the index is checked inside the loop, on one work-item.
+  Built b = build(d, **status, R"(kernel @gsum(%i: i64 in, %x: f32 in, %y: f32 out) grid [2] {
+  loop [200] {
+    %0 = load %i[200*i0+r0] : i64
+    %1 = const 0 : i64
+    %2 = ge %0, %1 : bool
+    %3 = const 8 : i64
+    %4 = lt %0, %3 : bool
+    %5 = bitwise_and %2, %4 : bool
+    check %5, "index out of bounds for dimension 0 with size 8"
+    %6 = load %x[%0] : f32
+    %7 = reduce sum %6 : f32
+  }
+  store %y[i0], %7
+}
+)");
+  ASSERT_TRUE(b.kernel);
+  ASSERT_EQ(b.kernel->shape.groupSize, 64u);
+  std::vector<int64_t> idx(400);
+  for (int i = 0; i < 400; ++i) idx[i] = i % 8;
+  SvmArray<int64_t> ai(d, idx.size(), idx);
+  SvmArray<float> ax(d, 8, {1, 2, 3, 4, 5, 6, 7, 8}), ay(d, 2);
+  sdk::Status st = run(d, **status, *b.kernel, {ai.p, ax.p, ay.p}, {});
+  ASSERT_TRUE(st.isOk()) << st.message();
+  EXPECT_EQ(ay.read(), (std::vector<float>{900, 900}));  // 25 rounds of 1..8
+  idx[333] = 1000000;  // row 1, work-item 5
+  ai.write(idx);
+  st = run(d, **status, *b.kernel, {ai.p, ax.p, ay.p}, {});
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), sdk::Code::kOutOfRange) << st.message();
+  EXPECT_NE(st.message().find("index out of bounds for dimension 0 with size 8"), std::string::npos) << st.message();
+}
+
+TEST(OpenCLGroups, TwoDimLoopMaskedLoadAndStoresInsideAndAfterLoops) {
+  OPEN_OR_SKIP(d);
+  auto status = createKernelStatus(d);
+  ASSERT_TRUE(status.isOk());
+  // Per point: the mean over a 10 x 13 window with the last column masked off (0), then the
+  // window minus its mean written out, and the mean itself (a store after the loops). The
+  // second loop reads what no one wrote; the mean's store is done once.
+  const std::string text = R"(kernel @win(%x: f32 in, %y: f32 out, %s: f32 out) grid [2] {
+  loop [10, 13] {
+    %0 = index r1 : i64
+    %1 = const 12 : i64
+    %2 = lt %0, %1 : bool
+    %3 = load %x[130*i0+13*r0+r1] if %2 : f32
+    %4 = reduce sum %3 : f32
+  }
+  %5 = const 120 : f32
+  %6 = div %4, %5 : f32
+  loop [10, 13] {
+    %7 = load %x[130*i0+13*r0+r1] : f32
+    %8 = sub %7, %6 : f32
+    store %y[130*i0+13*r0+r1], %8
+  }
+  store %s[i0], %6
+}
+)";
+  Built group = build(d, **status, text);
+  Built point = build(d, **status, text, kPointPerWorkItem);
+  ASSERT_TRUE(group.kernel && point.kernel);
+  EXPECT_EQ(group.kernel->shape.groupSize, 64u);
+  std::vector<float> x(260);
+  for (int i = 0; i < 260; ++i) x[i] = static_cast<float>((i * 37) % 17);
+  SvmArray<float> ax(d, x.size(), x);
+  std::vector<std::vector<float>> ys, ss;
+  for (Built* b : {&group, &point}) {
+    SvmArray<float> ay(d, 260), as(d, 2);
+    sdk::Status st = run(d, **status, *b->kernel, {ax.p, ay.p, as.p}, {});
+    ASSERT_TRUE(st.isOk()) << st.message();
+    ys.push_back(ay.read());
+    ss.push_back(as.read());
+  }
+  for (int p = 0; p < 2; ++p) {
+    double sum = 0;
+    for (int r = 0; r < 10; ++r)
+      for (int c = 0; c < 12; ++c) sum += x[130 * p + 13 * r + c];
+    EXPECT_FLOAT_EQ(ss[0][p], static_cast<float>(sum / 120)) << p;
+    for (int i = 0; i < 130; ++i) EXPECT_FLOAT_EQ(ys[0][130 * p + i], x[130 * p + i] - ss[0][p]) << p << " " << i;
+  }
+  EXPECT_EQ(ys[0], ys[1]);  // sums of small integers: exact in any order
+  EXPECT_EQ(ss[0], ss[1]);
+}
+
+}  // namespace
+}  // namespace plugsdk::level_zero::opencl
