@@ -14,7 +14,7 @@
 namespace plugsdk::level_zero::spirv {
 
 /// The work-group size a row-reduction kernel gets at most (a power of two).
-constexpr uint32_t kDefaultGroupSize = 64;
+constexpr uint32_t kDefaultGroupSize = 256;
 /// Loops shorter than this (every extent known) stay in one work-item per point.
 constexpr int64_t kMinSpreadExtent = 16;
 

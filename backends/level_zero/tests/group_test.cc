@@ -40,7 +40,7 @@ TEST(OpenCLGroups, RowSumsMaxAndProductMatchOneWorkItemPerPoint) {
   Built group = build(d, **status, text);
   Built point = build(d, **status, text, kPointPerWorkItem);
   ASSERT_TRUE(group.kernel && point.kernel);
-  EXPECT_EQ(group.kernel->shape.groupSize, 64u);
+  EXPECT_EQ(group.kernel->shape.groupSize, spirv::kDefaultGroupSize);
   EXPECT_EQ(point.kernel->shape.groupSize, 0u);
   for (int64_t n : {1, 63, 64, 1000, 4099}) {
     SCOPED_TRACE(n);
@@ -95,11 +95,11 @@ TEST(OpenCLGroups, ArgmaxKeepsTheFirstPositionAcrossWorkItems) {
 }
 )");
   ASSERT_TRUE(b.kernel);
-  ASSERT_EQ(b.kernel->shape.groupSize, 64u);
+  ASSERT_EQ(b.kernel->shape.groupSize, 256u);
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   std::vector<float> x(1200, 0.0f);
-  // Row 0: the max 5 at 70 (work-item 6), 10 (work-item 10) and 200 (work-item 8): the first is 10; the min -3
-  // at 250 and 130.
+  // Row 0: the max 5 at 10, 70 and 200, the min -3 at 130 and 250: with 256 work-items in
+  // contiguous chunks (PoCL) or strided, and a row of 300, they lie on different work-items.
   x[70] = 5, x[10] = 5, x[200] = 5, x[250] = -3, x[130] = -3;
   // Row 1: NaNs at 150 and 100 (the first NaN wins both), a larger value before them.
   x[300 + 150] = nan, x[300 + 100] = nan, x[300 + 5] = 9;
@@ -136,7 +136,7 @@ TEST(OpenCLGroups, FailedCheckInsideASpreadLoopIsReportedWithoutAHang) {
 }
 )");
   ASSERT_TRUE(b.kernel);
-  ASSERT_EQ(b.kernel->shape.groupSize, 64u);
+  ASSERT_EQ(b.kernel->shape.groupSize, 128u);  // the largest power of two in a row of 200
   std::vector<int64_t> idx(400);
   for (int i = 0; i < 400; ++i) idx[i] = i % 8;
   SvmArray<int64_t> ai(d, idx.size(), idx);
@@ -144,7 +144,7 @@ TEST(OpenCLGroups, FailedCheckInsideASpreadLoopIsReportedWithoutAHang) {
   sdk::Status st = run(d, **status, *b.kernel, {ai.p, ax.p, ay.p}, {});
   ASSERT_TRUE(st.isOk()) << st.message();
   EXPECT_EQ(ay.read(), (std::vector<float>{900, 900}));  // 25 rounds of 1..8
-  idx[333] = 1000000;  // row 1, work-item 5
+  idx[333] = 1000000;  // row 1, one work-item
   ai.write(idx);
   st = run(d, **status, *b.kernel, {ai.p, ax.p, ay.p}, {});
   ASSERT_FALSE(st.isOk());
@@ -180,7 +180,7 @@ TEST(OpenCLGroups, TwoDimLoopMaskedLoadAndStoresInsideAndAfterLoops) {
   Built group = build(d, **status, text);
   Built point = build(d, **status, text, kPointPerWorkItem);
   ASSERT_TRUE(group.kernel && point.kernel);
-  EXPECT_EQ(group.kernel->shape.groupSize, 64u);
+  EXPECT_EQ(group.kernel->shape.groupSize, 128u);
   std::vector<float> x(260);
   for (int i = 0; i < 260; ++i) x[i] = static_cast<float>((i * 37) % 17);
   SvmArray<float> ax(d, x.size(), x);

@@ -222,7 +222,7 @@ TEST(SpirvLowering, ReductionsOfEveryKindAndRank) {
       // A work-group per point (the loop reads rows): one loop over the flattened domain
       // spread over 64 work-items, then a combine in 6 levels (a barrier before each, and
       // two after: the result read, the slots free).
-      k = spirvOf(text);
+      k = spirvOf(text, TargetEnv::kOpenCL2_0, 64);
       ASSERT_TRUE(k.isOk()) << op << " " << d << ": " << k.status().message();
       EXPECT_EQ(k->groupSize, 64u);
       const std::string t = textOf(*k);
