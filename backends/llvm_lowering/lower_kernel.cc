@@ -156,6 +156,7 @@ KernelLowering::KernelLowering(llvm::LLVMContext& ctx, llvm::Module& m, const sd
   values_.resize(k.numValues());
   valueTypes_.resize(k.numValues(), PLUGSDK_DTYPE_I64);
   checkOrdinal_.resize(k.numStmts(), 0);
+  reuse_ = findLoopReuse(k);
   // A split reduction needs one loop with a reduce, and no store before its end (every split
   // runs the statements before and in the loop; only the last runs the ones after).
   if (mode == VectorMode::kLoop && target.group && target.group->canSplit()) {
@@ -227,7 +228,9 @@ sdk::Status KernelLowering::forLoop(llvm::Value* begin, llvm::Value* end, int64_
   i->addIncoming(begin, pre);
   b_.CreateCondBr(b_.CreateICmpSLT(i, end), bodyBlock, done);
   b_.SetInsertPoint(bodyBlock);
+  ++dynamicDepth_;
   sdk::Status st = body(i);
+  --dynamicDepth_;
   if (!st.isOk()) return st;
   llvm::Value* next = b_.CreateAdd(i, b_.getInt64(step), "i.next", /*HasNUW=*/false, /*HasNSW=*/true);
   i->addIncoming(next, b_.GetInsertBlock());
@@ -240,8 +243,18 @@ sdk::Status KernelLowering::chunked(llvm::Value* begin, llvm::Value* end, uint32
                                     const std::function<sdk::Status(llvm::Value*, llvm::Value*)>& body) {
   if (lanes == 1) return forLoop(begin, end, 1, [&](llvm::Value* i) { return body(i, nullptr); });
   llvm::Value* n = b_.CreateSub(end, begin);
-  llvm::Value* full = b_.CreateAdd(begin, b_.CreateMul(b_.CreateSDiv(n, b_.getInt64(lanes)), b_.getInt64(lanes)));
-  sdk::Status st = forLoop(begin, full, lanes, [&](llvm::Value* i) { return body(i, nullptr); });
+  llvm::Value* count = b_.CreateSDiv(n, b_.getInt64(lanes));
+  llvm::Value* full = b_.CreateAdd(begin, b_.CreateMul(count, b_.getInt64(lanes)));
+  sdk::Status st = sdk::Status::ok();
+  // A few chunks known at compile time are unrolled (a row that fits a few vectors: loops
+  // over the same extent then keep their values per chunk, loop_reuse.h).
+  auto* constCount = llvm::dyn_cast<llvm::ConstantInt>(count);
+  if (constCount && constCount->getSExtValue() <= kUnrollChunks) {
+    for (int64_t c = 0; c < constCount->getSExtValue() && st.isOk(); ++c)
+      st = body(b_.CreateAdd(begin, b_.getInt64(c * lanes)), nullptr);
+  } else {
+    st = forLoop(begin, full, lanes, [&](llvm::Value* i) { return body(i, nullptr); });
+  }
   if (!st.isOk()) return st;
   return ifThen(b_.CreateICmpSLT(full, end), "tail", [&] { return body(full, tailMask(full, end, lanes)); });
 }

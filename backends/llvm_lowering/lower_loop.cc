@@ -129,14 +129,34 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
   }
 
   // The body at one point (or chunk) of the loop: its statements, then the accumulations.
+  // Each call outside a dynamic loop is an unrolled iteration ("slot"), the same chunk in
+  // the same thread as the same slot of an earlier loop over the same extents: values the
+  // later loops repeat (loop_reuse.h) are kept per slot and read back there.
+  const int depth0 = dynamicDepth_;
+  int64_t nextSlot = 0;
   auto body = [&](llvm::Value* linear, llvm::Value* mask) -> sdk::Status {
     inner.mask = vecLoop ? mask : outer.mask;
+    const int64_t slot = dynamicDepth_ == depth0 ? nextSlot++ : -1;
     for (size_t i = pos + 1; i <= pos + s.body_count; ++i) {
       const plugsdk_stmt_t& t = k_.stmt(i);
       if (t.kind == PLUGSDK_STMT_LOOP) return fail(i, "a loop nested in a loop");
       if (t.kind == PLUGSDK_STMT_REDUCE) continue;
+      if (slot >= 0 && reuse_.from[i] >= 0) {
+        auto kept = keptValues_.find({static_cast<size_t>(reuse_.from[i]), slot});
+        if (kept != keptValues_.end()) {
+          llvm::AllocaInst* cell = kept->second.first;
+          values_[static_cast<size_t>(t.result)] = Val{b_.CreateLoad(cell->getAllocatedType(), cell), kept->second.second};
+          continue;
+        }
+      }
       sdk::Status st = statement(t, i, inner);
       if (!st.isOk()) return st;
+      if (slot >= 0 && reuse_.kept[i]) {
+        const Val v = values_[static_cast<size_t>(t.result)];
+        llvm::AllocaInst* cell = eb.CreateAlloca(v.v->getType());
+        b_.CreateStore(v.v, cell);
+        keptValues_[{i, slot}] = {cell, v.varying};
+      }
     }
     for (Acc& a : accs) {
       const Val x0 = values_[static_cast<size_t>(a.s->operands[0])];

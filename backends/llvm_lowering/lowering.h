@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include "backends/llvm_lowering/loop_reuse.h"
 #include "backends/llvm_lowering/target.h"
 #include "plugsdk/kernel_view.hpp"
 
@@ -196,6 +198,7 @@ class KernelLowering {
 
  private:
   static constexpr uint64_t kUnrollRounds = 8;  ///< spread: rounds unrolled up to this many
+  static constexpr int64_t kUnrollChunks = 4;    ///< chunked: full chunks unrolled up to this many
   llvm::Value* laneIota(uint32_t lanes);
   /// Marks a load of `arg` !invariant.load where the arg is never written while the kernel
   /// runs (argInvariant_), so LLVM may reuse its values across barriers and loops.
@@ -229,6 +232,10 @@ class KernelLowering {
     llvm::Value* cos;
   };
   std::vector<SinCos> sinCos_;
+  LoopReuse reuse_;  ///< values later loops repeat (loop_reuse.h)
+  /// The kept values of unrolled loop iterations: (statement, slot) -> (cell, varying).
+  std::map<std::pair<size_t, int64_t>, std::pair<llvm::AllocaInst*, bool>> keptValues_;
+  int dynamicDepth_ = 0;  ///< forLoops open around the statements being lowered
 
  public:
   std::optional<size_t> splitLoop;  ///< see LoweredKernel::splitLoop

@@ -288,6 +288,40 @@ TEST(CudaCodegen, RowFittingTheBlockIsReadOnce) {
   EXPECT_GE(count(inout->ptx, "ld.global.v4.f32"), 3u * 4u) << inout->ptx;
 }
 
+// A row that ends in a partial round (vit's attention rows of 197: a warp per row, one
+// unrolled round of 32 chunks, 17 threads with one more, a masked tail) is read once too:
+// loops 2 and 3 take the chunks the same thread kept from loop 1 (loop_reuse.h), where the
+// conditional rounds had been read again in each loop. And the exponentials of loop 2 are
+// loop 3's: the softmax has as many loads as the row max alone, and its exp polynomial
+// (one ex2-free fma chain per chunk) appears no more often than with one exp loop.
+TEST(CudaCodegen, RowOfPartialRoundsIsReadOnce) {
+  auto rows = [](std::string text, const std::string& extent) {
+    for (size_t at; (at = text.find("128")) != std::string::npos;) text.replace(at, 3, extent);
+    return text;
+  };
+  const std::string rowmax = R"(kernel @rowmax(%x: f32 in, %y: f32 out) grid [s0] {
+  loop [197] {
+    %0 = load %x[197*i0+r0] : f32
+    %1 = reduce max %0 : f32
+  }
+  store %y[i0], %1
+}
+)";
+  sdk::StatusOr<PtxKernel> one = ptxOf(rowmax, PtxOptions{3, "", false});
+  ASSERT_TRUE(one.isOk()) << one.status().message();
+  sdk::StatusOr<PtxKernel> soft = ptxOf(rows(kSoftmax, "197"), PtxOptions{3, "", false});
+  ASSERT_TRUE(soft.isOk()) << soft.status().message();
+  EXPECT_EQ(soft->mapping.pointsPerBlock, 4u);
+  EXPECT_GT(count(one->ptx, "ld.global"), 0u);
+  EXPECT_EQ(count(soft->ptx, "ld.global"), count(one->ptx, "ld.global")) << soft->ptx;
+  // Loop 3 keeps no exp of its own: the kernel with loop 3's exp removed has as many.
+  std::string twoExp = rows(kSoftmax, "197");
+  twoExp.replace(twoExp.find("%8 = exp %7 : f32"), 17, "%8 = add %7, %7 : f32");
+  sdk::StatusOr<PtxKernel> fewer = ptxOf(twoExp, PtxOptions{3, "", false});
+  ASSERT_TRUE(fewer.isOk()) << fewer.status().message();
+  EXPECT_EQ(count(soft->ptx, "fma.rn.f32"), count(fewer->ptx, "fma.rn.f32")) << soft->ptx;
+}
+
 TEST(CudaCodegen, F64PowNeedsLibdevice) {
   const char* text = R"(kernel @powk(%x: f64 in, %y: f64 out) grid [s0] {
   %0 = load %x[i0] : f64
