@@ -63,21 +63,45 @@ void KernelLowering::skipRestIf(uint32_t failed, int32_t code) {
   const uint32_t scope = constU32(spv::kScopeDevice), relaxed = constU32(spv::kSemanticsRelaxed);
   m_.op(spv::Op::AtomicCompareExchange, u32(),
         {status_, scope, relaxed, relaxed, constU32(static_cast<uint32_t>(code)), constU32(0)});
+  if (!spreading_) m_.emit(spv::Op::Store, {groupFailed_, m_.constBool(true)});
   m_.emit(spv::Op::Branch, {merge});
   m_.label(ok);
-  skips_.push_back(merge);
+  skips_.push_back(Skip{merge, bad, defined_.size(), !spreading_});
+}
+
+void KernelLowering::skipIfGroupFailed() {
+  if (!groupMayFail_) return;
+  const uint32_t ok = m_.newId(), merge = m_.newId();
+  const uint32_t failed = m_.op(spv::Op::Load, boolT(), {groupFailed_});
+  const uint32_t header = m_.currentBlock();
+  m_.emit(spv::Op::SelectionMerge, {merge, spv::kSelectionControlNone});
+  m_.emit(spv::Op::BranchConditional, {failed, merge, ok});
+  m_.label(ok);
+  skips_.push_back(Skip{merge, header, defined_.size(), true});
 }
 
 void KernelLowering::closeSkips() {
   while (!skips_.empty()) {
-    m_.emit(spv::Op::Branch, {skips_.back()});
-    m_.label(skips_.back());
+    const Skip s = skips_.back();
     skips_.pop_back();
+    const uint32_t from = m_.currentBlock();
+    m_.emit(spv::Op::Branch, {s.merge});
+    m_.label(s.merge);
+    if (!s.phis) continue;
+    // Values defined in the skipped stretch are used after it: null where it was skipped
+    // (a failure was reported; what follows computes nothing that is read).
+    for (size_t i = s.mark; i < defined_.size(); ++i) {
+      uint32_t& v = values_[static_cast<size_t>(defined_[i])];
+      const uint32_t t = m_.typeOf(v);
+      v = m_.op(spv::Op::Phi, t, {v, from, m_.constNull(t), s.skipping});
+    }
   }
 }
 
 void KernelLowering::syncBeforeReading(int32_t arg) {
-  if (!groupSize_ || spreading_ || !written_.count(arg)) return;
+  // (Not inside a skipped stretch: a barrier there would not be reached by every work-item
+  // on PoCL's terms; such a stretch follows a failure, whose results are never read.)
+  if (!groupSize_ || spreading_ || !skips_.empty() || !written_.count(arg)) return;
   barrier();
   written_.clear();
 }

@@ -121,7 +121,14 @@ sdk::Status KernelLowering::forLoop(uint32_t n, const std::function<sdk::Status(
 }
 
 void KernelLowering::failWith(uint32_t failed, int32_t code) {
-  if (spreading_) return skipRestIf(failed, code);  // not uniform in the group: no return
+  // Group mode: no return before the group's barriers. Inside a spread loop the work-item
+  // skips the rest of its iteration; outside (every work-item fails alike) the group skips
+  // the statements up to the next loop, which then runs no iteration (lower_group.cc).
+  if (spreading_) return skipRestIf(failed, code);
+  if (groupSize_) {
+    groupMayFail_ = true;
+    return skipRestIf(failed, code);
+  }
   const uint32_t bad = m_.newId(), ok = m_.newId();
   m_.emit(spv::Op::SelectionMerge, {ok, spv::kSelectionControlNone});
   m_.emit(spv::Op::BranchConditional, {failed, bad, ok});
@@ -206,7 +213,14 @@ sdk::Status KernelLowering::run(const std::string& entry) {
   const uint32_t gid = m_.op(spv::Op::CompositeExtract, i64(), {m_.op(spv::Op::Load, gidT, {groupSize_ ? widVar : gidVar}), 0});
   if (groupSize_) lid_ = m_.op(spv::Op::CompositeExtract, i64(), {m_.op(spv::Op::Load, gidT, {lidVar}), 0});
   const uint32_t past = m_.op(spv::Op::UGreaterThanEqual, boolT(), {gid, materialize(total)});
-  {
+  if (groupSize_) {
+    // No early return in group mode: PoCL 6.0 crashes (SIGSEGV) running a kernel whose
+    // barriers sit behind a conditional return, uniform or not (measured); the launch has
+    // exactly one work-group per point, so there is nothing to guard. A failure outside the
+    // loops sets this flag instead (failWith).
+    groupFailed_ = m_.localVariable(boolT());
+    m_.emit(spv::Op::Store, {groupFailed_, m_.constBool(false)});
+  } else {
     const uint32_t ret = m_.newId(), go = m_.newId();
     m_.emit(spv::Op::SelectionMerge, {go, spv::kSelectionControlNone});
     m_.emit(spv::Op::BranchConditional, {past, ret, go});
@@ -230,6 +244,7 @@ sdk::Status KernelLowering::run(const std::string& entry) {
     sdk::Status st = statement(s.stmt(), s.position());
     if (!st.isOk()) return st;
   }
+  closeSkips();
   m_.emit(spv::Op::Return, {});
   m_.endFunction();
   return sdk::Status::ok();
@@ -239,6 +254,7 @@ sdk::Status KernelLowering::statement(const plugsdk_stmt_t& s, size_t pos) {
   auto set = [&](sdk::StatusOr<uint32_t> v) -> sdk::Status {
     if (!v.isOk()) return v.status();
     values_[static_cast<size_t>(s.result)] = *v;
+    if (groupSize_ && !spreading_) defined_.push_back(s.result);
     return sdk::Status::ok();
   };
   switch (s.kind) {
@@ -274,6 +290,7 @@ sdk::Status KernelLowering::statement(const plugsdk_stmt_t& s, size_t pos) {
       if (spreading_) return store(s, pos);
       return onFirstWorkItem([&] { return store(s, pos); });
     case PLUGSDK_STMT_LOOP:
+      closeSkips();  // group mode: loops start at a point every work-item reaches
       for (size_t i = pos + 1; i <= pos + s.body_count; ++i)
         if (k_.stmt(i).kind == PLUGSDK_STMT_LOAD) syncBeforeReading(k_.stmt(i).arg);
       return loop(s, pos);

@@ -142,7 +142,12 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos) {
   };
   // Group mode: position p of the flattened domain on work-item p % groupSize_.
   auto spread = [&]() -> sdk::Status {
-    return spreadLoop(materialize(total), [&](uint32_t linear) {
+    // After a failure outside the loops (every work-item alike) the loop runs no iteration.
+    closeSkips();
+    uint32_t n = materialize(total);
+    if (groupMayFail_)
+      n = m_.op(spv::Op::Select, i64(), {m_.op(spv::Op::Load, boolT(), {groupFailed_}), constI64(0), n});
+    return spreadLoop(n, [&](uint32_t linear) {
       uint32_t rest = linear;
       for (size_t d = rank; d-- > 0;) {
         if (d == 0) {
@@ -204,7 +209,9 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos) {
       r = roundTo(m_.op(spv::Op::Load, computeType(a.dtype), {a.value}), a.s->dtype);
     }
     values_[static_cast<size_t>(a.s->result)] = r;
+    if (groupSize_) defined_.push_back(a.s->result);
   }
+  if (groupSize_) skipIfGroupFailed();
   return sdk::Status::ok();
 }
 

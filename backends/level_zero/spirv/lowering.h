@@ -134,6 +134,9 @@ class KernelLowering {
   /// opened in an iteration are closed at its end.
   void skipRestIf(uint32_t failed, int32_t code);
   void closeSkips();
+  /// Group mode, after a loop: the statements up to the next loop are skipped when a
+  /// failure outside the loops happened (groupFailed_).
+  void skipIfGroupFailed();
   /// Before a uniform point that reads argument `arg`: a barrier when another work-item of
   /// the group may have written it (the group's stores are spread or done by work-item 0).
   void syncBeforeReading(int32_t arg);
@@ -161,9 +164,20 @@ class KernelLowering {
   bool contiguousChunks_ = false;
   uint32_t lid_ = 0;                             ///< the work-item's local id (i64)
   bool spreading_ = false;                       ///< lowering the body of a spread loop
-  std::vector<uint32_t> skips_;                  ///< merge blocks of skipRestIf's open selections
+  /// An open skip (skipRestIf, skipIfGroupFailed): its merge block, the block that jumps there
+  /// past the skipped statements, and (outside loops) the values defined since it opened,
+  /// which become phis with a null value from the skipping path when it closes.
+  struct Skip {
+    uint32_t merge = 0, skipping = 0;
+    size_t mark = 0;
+    bool phis = false;
+  };
+  std::vector<Skip> skips_;
+  std::vector<int32_t> defined_;  ///< group mode: kernel values lowered outside loops, in order
   std::map<std::pair<uint32_t, size_t>, uint32_t> scratch_;  ///< (memory type, field) -> Workgroup array
   std::set<int32_t> written_;                    ///< arguments stored since the last barrier
+  uint32_t groupFailed_ = 0;                     ///< Function bool: a failure outside the loops
+  bool groupMayFail_ = false;                    ///< a failWith outside the loops was lowered
 };
 
 }  // namespace plugsdk::level_zero::spirv

@@ -10,13 +10,15 @@ namespace plugsdk::level_zero::spirv {
 namespace {
 
 /// The change of index `e` when variable `var` of `kind` goes from 0 to 1, every other
-/// variable 0 and every symbol 4096 (a size); none for an indirect index or an error.
+/// variable 0, every symbol 4096 (a size) and every indirect value 0; none for an error.
 std::optional<int64_t> stride(const sdk::KernelView& k, plugsdk_index_expr_t e, uint32_t kind, size_t var,
                               size_t loopRank) {
   std::vector<int64_t> grid(k.numGrid(), 0), loop(loopRank, 0), symbols(k.numSymbols(), 4096);
   auto at = [&](int64_t v) -> std::optional<int64_t> {
     (kind == PLUGSDK_INDEX_GRID_VAR ? grid : loop)[var] = v;
-    sdk::StatusOr<int64_t> r = sdk::evalIndex(k.indexPool(), e, sdk::IndexEnv{grid, loop, symbols});
+    // An indirect index's value as 0: a gather's row `768 * %id + r0` still moves by 1 along r0.
+    sdk::StatusOr<int64_t> r =
+        sdk::evalIndex(k.indexPool(), e, sdk::IndexEnv{grid, loop, symbols}, [](int32_t) { return int64_t{0}; });
     if (!r.isOk()) return std::nullopt;
     return *r;
   };

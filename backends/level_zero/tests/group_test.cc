@@ -203,5 +203,82 @@ TEST(OpenCLGroups, TwoDimLoopMaskedLoadAndStoresInsideAndAfterLoops) {
   EXPECT_EQ(ss[0], ss[1]);
 }
 
+TEST(OpenCLGroups, ManyGroupsWithALoopAfterTheCombine) {
+  OPEN_OR_SKIP(d);
+  auto status = createKernelStatus(d);
+  ASSERT_TRUE(status.isOk());
+  // The conformance suite's mean subtraction (37 rows of 129): with a grid guard before the
+  // barriers (an early return no work-item takes) PoCL 6.0 crashed on this from 8 groups up.
+  Built b = build(d, **status, R"(kernel @center(%x: f32 in, %y: f32 out) grid [37] {
+  %0 = const 129.0 : f32
+  loop [129] {
+    %1 = load %x[129*i0+r0] : f32
+    %2 = reduce sum %1 : f32
+  }
+  %3 = div %2, %0 : f32
+  loop [129] {
+    %4 = load %x[129*i0+r0] : f32
+    %5 = sub %4, %3 : f32
+    store %y[129*i0+r0], %5
+  }
+}
+)");
+  ASSERT_TRUE(b.kernel);
+  ASSERT_EQ(b.kernel->shape.groupSize, 128u);
+  std::vector<float> x(37 * 129);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 31) % 23);
+  SvmArray<float> ax(d, x.size(), x), ay(d, x.size());
+  sdk::Status st = run(d, **status, *b.kernel, {ax.p, ay.p}, {});
+  ASSERT_TRUE(st.isOk()) << st.message();
+  const std::vector<float> y = ay.read();
+  for (int r = 0; r < 37; ++r) {
+    double sum = 0;
+    for (int c = 0; c < 129; ++c) sum += x[129 * r + c];
+    const float mean = static_cast<float>(sum) / 129.0f;  // small integers: the sum is exact
+    for (int c = 0; c < 129; ++c) ASSERT_EQ(y[129 * r + c], x[129 * r + c] - mean) << r << " " << c;
+  }
+}
+
+TEST(OpenCLGroups, FailedCheckOutsideTheLoopsSkipsThemAndIsReported) {
+  OPEN_OR_SKIP(d);
+  auto status = createKernelStatus(d);
+  ASSERT_TRUE(status.isOk());
+  // A row gathered by index: the index is checked before the loop (every work-item alike);
+  // the group then runs the loop with no iteration and stores nothing it computed from it.
+  Built b = build(d, **status, R"(kernel @rowpick(%i: i64 in, %x: f32 in, %y: f32 out) grid [16] {
+  %0 = load %i[i0] : i64
+  %1 = const 0 : i64
+  %2 = ge %0, %1 : bool
+  %3 = const 4 : i64
+  %4 = lt %0, %3 : bool
+  %5 = bitwise_and %2, %4 : bool
+  check %5, "index out of bounds for dimension 0 with size 4"
+  loop [300] {
+    %6 = load %x[300*%0+r0] : f32
+    %7 = reduce max %6 : f32
+  }
+  store %y[i0], %7
+}
+)");
+  ASSERT_TRUE(b.kernel);
+  ASSERT_EQ(b.kernel->shape.groupSize, 256u);
+  std::vector<float> x(1200);
+  for (int i = 0; i < 1200; ++i) x[i] = static_cast<float>(i % 300 == 17 ? 1000 + i / 300 : i % 7);
+  std::vector<int64_t> idx(16);
+  for (int i = 0; i < 16; ++i) idx[i] = (i * 3) % 4;
+  SvmArray<int64_t> ai(d, idx.size(), idx);
+  SvmArray<float> ax(d, x.size(), x), ay(d, 16);
+  sdk::Status st = run(d, **status, *b.kernel, {ai.p, ax.p, ay.p}, {});
+  ASSERT_TRUE(st.isOk()) << st.message();
+  const std::vector<float> y = ay.read();
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(y[i], 1000.0f + static_cast<float>(idx[i])) << i;
+  idx[9] = 1 << 30;
+  ai.write(idx);
+  st = run(d, **status, *b.kernel, {ai.p, ax.p, ay.p}, {});
+  ASSERT_FALSE(st.isOk());
+  EXPECT_EQ(st.code(), sdk::Code::kOutOfRange) << st.message();
+  EXPECT_NE(st.message().find("kernel @rowpick: index out of bounds"), std::string::npos) << st.message();
+}
+
 }  // namespace
 }  // namespace plugsdk::level_zero::opencl

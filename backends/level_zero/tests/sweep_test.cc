@@ -80,7 +80,7 @@ TEST(SpirvSweep, EveryKernelOfScheduledGraphsValidates) {
   std::shared_ptr<const ir::Context> ctx = ir::makeDefaultContext();
   const std::vector<std::string> files = graphFiles();
   ASSERT_GE(files.size(), 40u) << "the graphs moved?";
-  int graphs = 0, kernels = 0, validated = 0, skippedGraphs = 0, universal = 0;
+  int graphs = 0, kernels = 0, validated = 0, skippedGraphs = 0, universal = 0, inGroups = 0;
   std::map<std::string, int> unimplemented;  // reason -> count
   std::vector<std::string> invalid;
   std::vector<std::pair<std::string, std::vector<uint32_t>>> modules;  // what, words
@@ -106,9 +106,17 @@ TEST(SpirvSweep, EveryKernelOfScheduledGraphsValidates) {
         ASSERT_TRUE(e.isOk()) << file << ": " << e.status().message();
         ASSERT_TRUE(sdk::KernelView::validate((*e)->get()).isOk());
         const sdk::KernelView view((*e)->get());
-        sdk::StatusOr<SpirvKernel> s = compileKernel(view, std::string(view.name()), CompileOptions{TargetEnv::kOpenCL2_0, false});
+        // The mapping a GPU gets (strided spread loops), and the one a CPU device gets.
+        CompileOptions cpu{TargetEnv::kOpenCL2_0, false};
+        cpu.contiguousChunks = true;
+        sdk::StatusOr<SpirvKernel> chunked = compileKernel(view, std::string(view.name()), cpu);
+        if (!chunked.isOk() && chunked.status().code() != sdk::Code::kUnimplemented)
+          invalid.push_back(file + " (contiguous chunks): " + chunked.status().message().substr(0, 4000));
+        sdk::StatusOr<SpirvKernel> s =
+            compileKernel(view, std::string(view.name()), CompileOptions{TargetEnv::kOpenCL2_0, false});
         if (s.isOk()) {
           ++validated;
+          inGroups += s->groupSize > 0;
           universal += effectiveEnv(s->words, TargetEnv::kOpenCL2_0) != TargetEnv::kOpenCL2_0;
           modules.emplace_back(file + (fuse ? "" : " (unfused)") + " @" + std::string(view.name()), s->words);
         } else if (s.status().code() == sdk::Code::kUnimplemented) {
@@ -129,6 +137,7 @@ TEST(SpirvSweep, EveryKernelOfScheduledGraphsValidates) {
       files.size(), graphs, kernels, validated, unimpl, invalid.size(), skippedGraphs);
   std::printf("  %d of the validated modules declare Int64Atomics (validated in the universal 1.0 environment)\n",
               universal);
+  std::printf("  %d in work-groups (row reductions: mapping.h), the rest one work-item per point\n", inGroups);
   for (const auto& [why, n] : unimplemented) std::printf("  UNIMPLEMENTED x%d: %s\n", n, why.c_str());
   for (const std::string& m : invalid) ADD_FAILURE() << m;
   EXPECT_GE(kernels, 200);

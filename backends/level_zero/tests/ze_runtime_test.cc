@@ -88,6 +88,7 @@ Built build(Runtime& rt, const std::string& text) {
   sdk::StatusOr<std::unique_ptr<RuntimeKernel>> k = rt.createKernel(*m, sk->entry, view, sk->checkMessages);
   EXPECT_TRUE(k.isOk()) << k.status().message();
   if (k.isOk()) b.kernel = std::move(*k);
+  if (b.kernel) b.kernel->shape.groupSize = sk->groupSize;  // as the plugin does
   return b;
 }
 
@@ -286,6 +287,37 @@ TEST(ZeFake, KernelFromRealSpirvIsCreatedAndLaunched) {
   b.kernel.reset();
   EXPECT_TRUE(has(fake.takeLog(), "zeKernelDestroy\nzeModuleDestroy"));
   rt->free(p);
+  rt->destroyQueue(*q);
+}
+
+TEST(ZeFake, RowReductionLaunchesAWorkGroupPerPoint) {
+  Fake fake;
+  std::unique_ptr<Runtime> rt = openFake();
+  ASSERT_TRUE(rt);
+  sdk::StatusOr<Queue> q = rt->createQueue();
+  ASSERT_TRUE(q.isOk());
+  Built b = build(*rt, R"(kernel @rowsum(%x: f32 in, %y: f32 out) grid [s0] {
+  loop [s1] {
+    %0 = load %x[s1*i0+r0] : f32
+    %1 = reduce sum %0 : f32
+  }
+  store %y[i0], %1
+}
+)");
+  ASSERT_TRUE(b.kernel);
+  ASSERT_EQ(b.spirv.groupSize, spirv::kDefaultGroupSize);
+  sdk::StatusOr<void*> x = rt->allocate(PLUGSDK_MEMORY_DEVICE, 4000);
+  ASSERT_TRUE(x.isOk());
+  fake.takeLog();
+  ASSERT_TRUE(rt->launch(*b.kernel, {*x, *x}, {5, 100}, *q).isOk());
+  ASSERT_TRUE(rt->finish(*q, "test").isOk());
+  const std::string log = fake.takeLog();
+  // The module's LocalSize, not the driver's suggestion, and one group per point.
+  EXPECT_EQ(log.find("zeKernelSuggestGroupSize"), std::string::npos) << log;
+  EXPECT_TRUE(has(log, "zeKernelSetGroupSize " + std::to_string(spirv::kDefaultGroupSize) +
+                           " 1 1\nzeCommandListAppendLaunchKernel 5 1 1"))
+      << log;
+  rt->free(*x);
   rt->destroyQueue(*q);
 }
 
