@@ -75,25 +75,56 @@ Result sdpaVjp(Emitter& e, const VjpCall& c) {
   // rounded to the operands' dtype only as the second matmuls' operands, as flash attention's
   // backward does (eager's bf16 SDPA backward).
   auto mm = [&](V a, V b) { return e.matmul(e.convert(a, dt), e.convert(b, dt), acc); };
-  V sc = e.mul(mm(q, mT(e, k)), e.scalar(scale, acc));
+  // f16 / bf16 keys padded with zero rows to a multiple of 8, as the forward's expansion does
+  // (core/decomp/rules_library.cc): the rows of the scores, P and dS then start 16-byte
+  // aligned, and the GEMMs read P^T and dS^T as transposed views. Unpadded (vit_b_16's
+  // S = 197), the backward's elementwise kernel wrote P^T and dS^T itself, reading the f32
+  // scores across their rows: 164 us a layer on the H200. The padded keys' scores are -inf,
+  // so P and dS are 0 there; the gradients of k and v drop the padded rows. Not with dropout:
+  // its generator is indexed by positions in the unpadded scores.
+  const int64_t align = 8;
+  const double dropout = c.getFloat("dropout_p");
+  const bool pads = acc != dt && dropout == 0 && s.isConstant() && *s.constant() % align != 0;
+  const SymExpr sp = pads ? SymExpr(*s.constant() + align - *s.constant() % align) : s;
+  auto padKeys = [&](V x) {
+    if (!pads) return x;
+    std::vector<SymExpr> low(r, SymExpr(0)), high(r, SymExpr(0));
+    high[r - 2] = sp - s;
+    return e.pad(x, low, high, ir::Attribute::fromFloat(0.0));
+  };
+  auto unpadKeys = [&](V x) { return pads && x ? e.sliceDim(x, -2, SymExpr(0), s) : x; };
+  const V kp = padKeys(k), vp = padKeys(v);
+  V sc = e.mul(mm(q, mT(e, kp)), e.scalar(scale, acc));
   if (!e.ok()) return e.status();
   const Shape scores = e.shape(sc);
+  Shape unpadded = scores;
+  unpadded.back() = s;
   const V negInf = e.scalar(-std::numeric_limits<double>::infinity(), acc), zero = e.scalar(0.0, acc);
+  if (pads) {
+    V padded = e.binary("ge", e.broadcastInDim(e.iota(sp), scores, {static_cast<int64_t>(r) - 1}),
+                        e.scalar(static_cast<double>(*s.constant()), DType::kI64));
+    sc = e.where(padded, negInf, sc);
+  }
   if (c.getBool("is_causal")) {
-    V above = e.binary("gt", e.broadcastInDim(e.iota(s), {l, s}, {1}), e.broadcastInDim(e.iota(l), {l, s}, {0}));
+    V above = e.binary("gt", e.broadcastInDim(e.iota(sp), {l, sp}, {1}), e.broadcastInDim(e.iota(l), {l, sp}, {0}));
     sc = e.where(above, negInf, sc);
   }
   if (mask) {
-    V m = e.broadcastTo(mask, scores);
+    V m = e.broadcastTo(mask, unpadded);
+    if (pads) {  // the padded keys are -inf already: any value works
+      std::vector<SymExpr> low(r, SymExpr(0)), high(r, SymExpr(0));
+      high[r - 1] = sp - s;
+      m = e.pad(m, low, high,
+                e.dtype(mask) == DType::kBool ? ir::Attribute::fromBool(false) : ir::Attribute::fromFloat(0.0));
+    }
     sc = e.dtype(mask) == DType::kBool ? e.where(m, sc, negInf) : e.add(sc, e.convert(m, acc));
   }
   V p = e.unary("exp", e.sub(sc, e.unsqueeze(e.convert(c.output(1), acc), -1)));
   V ds = nullptr, gv = nullptr;
   if (go) {
-    V dp = mm(go, mT(e, v));
+    V dp = mm(go, mT(e, vp));
     go = e.convert(go, acc);
     V pd = p;
-    const double dropout = c.getFloat("dropout_p");
     if (dropout > 0) {
       const double keep = 1.0 - dropout;
       std::vector<SymExpr> shape(scores.begin(), scores.end());
@@ -108,16 +139,18 @@ Result sdpaVjp(Emitter& e, const VjpCall& c) {
     }
     V d = e.sum(e.mul(go, e.convert(c.output(0), acc)), {-1}, true);
     ds = e.mul(p, e.sub(dp, d));
-    if (c.needs(2)) gv = mm(mT(e, pd), go);
+    if (c.needs(2)) gv = unpadKeys(mm(mT(e, pd), go));
   }
   if (glse) {
     V extra = e.mul(p, e.unsqueeze(e.convert(glse, acc), -1));
     ds = ds ? e.add(ds, extra) : extra;
   }
   V sv = e.scalar(scale, acc);
-  V gq = c.needs(0) ? e.mul(mm(ds, k), sv) : nullptr;
-  V gk = c.needs(1) ? e.mul(mm(mT(e, ds), q), sv) : nullptr;
-  V gm = c.needs(3) && mask && e.dtype(mask) != DType::kBool ? sumToShape(e, ds, e.shape(mask)) : nullptr;
+  V gq = c.needs(0) ? e.mul(mm(ds, kp), sv) : nullptr;
+  V gk = c.needs(1) ? e.mul(unpadKeys(mm(mT(e, ds), q)), sv) : nullptr;
+  V gm = c.needs(3) && mask && e.dtype(mask) != DType::kBool
+             ? sumToShape(e, pads ? e.sliceDim(ds, -1, SymExpr(0), s) : ds, e.shape(mask))
+             : nullptr;
   return grads(e, c,
                {e.convert(gq, dt), e.convert(gk, dt), gv ? e.convert(gv, dt) : zerosLike(e, c.input(2)),
                 gm ? e.convert(gm, e.dtype(mask)) : nullptr});

@@ -282,30 +282,36 @@ class Attention(nn.Module):
     """Causal self-attention whose scaled_dot_product_attention runs in `self.low` (bf16 in the
     compiled model, float64 in the reference)."""
 
-    def __init__(self):
+    def __init__(self, masked_length=0):
         super().__init__()
         self.qkv = nn.Linear(32, 96)
         self.proj = nn.Linear(32, 32)
         self.low = torch.bfloat16
+        # A learned additive mask instead of the causal one (its gradient is the scores').
+        self.bias = nn.Parameter(0.5 * torch.randn(masked_length, masked_length)) if masked_length else None
 
     def forward(self, x):
         b, n, _ = x.shape
         q, k, v = self.qkv(x).view(b, n, 3, 2, 16).permute(2, 0, 3, 1, 4)
-        y = F.scaled_dot_product_attention(q.to(self.low), k.to(self.low), v.to(self.low), is_causal=True)
+        mask = None if self.bias is None else self.bias.to(self.low)
+        y = F.scaled_dot_product_attention(q.to(self.low), k.to(self.low), v.to(self.low), attn_mask=mask,
+                                           is_causal=mask is None)
         return self.proj(y.to(x.dtype).transpose(1, 2).reshape(b, n, 32))
 
 
-def test_bf16_attention_gradients_match_float64():
+@pytest.mark.parametrize("length,masked", [(24, False), (21, False), (21, True)])
+def test_bf16_attention_gradients_match_float64(length, masked):
     # prims.sdpa's backward runs its matmuls on the bf16 operands with f32 results, P and dS
     # rounded to bf16 as their operands (flash attention's backward); the gradients must stay
-    # within bf16 tolerances of a float64 reference.
+    # within bf16 tolerances of a float64 reference. 21 keys are padded to 24 in the backward
+    # (aligned rows for the GEMMs), with the causal mask or a learned additive one.
     fresh()
     torch.manual_seed(0)
-    model = Attention()
+    model = Attention(length if masked else 0)
     ref = copy.deepcopy(model).double()
     ref.low = torch.float64
     f = torch.compile(model, backend="plugsdk", dynamic=False)
-    x = torch.randn(2, 24, 32)
+    x = torch.randn(2, length, 32)
     f(x).square().sum().backward()
     ref(x.double()).square().sum().backward()
     for (name, p), q in zip(model.named_parameters(), ref.parameters()):
