@@ -60,13 +60,19 @@ LoopReuse findLoopReuse(const sdk::KernelView& k) {
     };
     for (size_t i = pos + 1; i < end; ++i) {
       const plugsdk_stmt_t& s = k.stmt(i);
-      const bool pure = s.kind == PLUGSDK_STMT_SCALAR || s.kind == PLUGSDK_STMT_WHERE || s.kind == PLUGSDK_STMT_CAST;
+      const bool pure = s.kind == PLUGSDK_STMT_SCALAR || s.kind == PLUGSDK_STMT_WHERE || s.kind == PLUGSDK_STMT_CAST ||
+                        s.kind == PLUGSDK_STMT_INDEX || s.kind == PLUGSDK_STMT_CONST;
       const bool load = s.kind == PLUGSDK_STMT_LOAD && !written[static_cast<size_t>(s.arg)];
       if (!pure && !load) continue;
       std::string key = std::to_string(s.kind) + ":" + std::to_string(s.dtype) + ":" + std::to_string(s.op) + ":" +
                         (load ? std::to_string(s.arg) : "-");
       for (uint32_t o = 0; o < s.num_operands; ++o) key += "," + name(s.operands[o]);
-      if (load) {
+      if (s.kind == PLUGSDK_STMT_CONST) {
+        uint64_t bits = 0;
+        std::memcpy(&bits, &s.fvalue, sizeof bits);
+        key += "=" + std::to_string(bits) + "/" + std::to_string(s.ivalue);
+      }
+      if (load || s.kind == PLUGSDK_STMT_INDEX) {
         key += "@";
         for (const plugsdk_index_insn_t& in : k.program(s.index)) {
           key += std::to_string(in.op) + ":";

@@ -23,7 +23,7 @@ struct LoopReuse {
 };
 
 /// The reuse in `k` (validated): statements of LOAD (of arguments no statement stores to),
-/// SCALAR, WHERE and CAST kinds in loops whose extents are all constants. An argument the
+/// SCALAR, WHERE, CAST, INDEX and CONST kinds in loops whose extents are all constants. An argument the
 /// kernel may write (its access, or a store) is read again in every loop.
 LoopReuse findLoopReuse(const sdk::KernelView& k);
 

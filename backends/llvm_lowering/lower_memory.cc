@@ -50,6 +50,10 @@ llvm::Value* KernelLowering::toStorage(llvm::Value* v, uint32_t dtype) {
     case PLUGSDK_DTYPE_BOOL: return b_.CreateZExt(v, like(b_.getInt8Ty()));
     case PLUGSDK_DTYPE_F16: return b_.CreateFPTrunc(v, like(b_.getHalfTy()));
     case PLUGSDK_DTYPE_BF16: {
+      if (target_.nativeBf16) {  // the target's rounding; NaN still torch's canonical quiet NaN
+        llvm::Value* r = b_.CreateBitCast(b_.CreateFPTrunc(v, like(b_.getBFloatTy())), like(b_.getInt16Ty()));
+        return b_.CreateSelect(b_.CreateFCmpUNO(v, v), llvm::ConstantInt::get(like(b_.getInt16Ty()), 0x7fc0), r);
+      }
       // Round to nearest even on the bits; NaN becomes the canonical quiet NaN (as torch).
       llvm::Type* i32 = like(b_.getInt32Ty());
       llvm::Value* bits = b_.CreateBitCast(v, i32);

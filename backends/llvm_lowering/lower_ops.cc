@@ -120,7 +120,8 @@ llvm::Value* KernelLowering::callLibm(const char* name, llvm::Type* t, llvm::Arr
 
 llvm::Value* KernelLowering::math(uint32_t op, llvm::Value* a, llvm::Value* b) {
   // Inline polynomials where vector_math has them (f32: all; f64: a subset), else libm per lane.
-  if (std::optional<MathFn> fn = mathFn(op)) {
+  const bool library = op < 64 && (target_.libraryMath >> op & 1) != 0;
+  if (std::optional<MathFn> fn = library ? std::nullopt : mathFn(op)) {
     llvm::Value* v = nullptr;
     if (a->getType()->getScalarType()->isFloatTy())
       v = emitMathF32(b_, *fn, a, b);

@@ -31,6 +31,14 @@ struct Target {
   /// Raises failures through the native runtime when the launch sets bit 0 of the status
   /// pointer (failure_raiser.h); nullptr: the status word only, and the bit is never set.
   const FailureRaiser* raiser = nullptr;
+  /// Elementwise ops (a bit per plugsdk_scalar_op_t) taken from the target's math library
+  /// per lane instead of the inline polynomials: where its scalar code branches on the
+  /// argument's range (a GPU thread runs one range, a vector of lanes pays for every one).
+  uint64_t libraryMath = 0;
+  /// An f32 -> bf16 conversion rounds to nearest even in one instruction (NVPTX from sm_80:
+  /// cvt.rn.bf16.f32); otherwise the rounding is done on the bits (~7 integer operations, a
+  /// GELU kernel's two bf16 roundings were a fifth of its instructions).
+  bool nativeBf16 = false;
 };
 
 // Math without an inline polynomial (vector_math.h), and the polynomials' rare slow lanes,

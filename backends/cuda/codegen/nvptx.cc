@@ -159,7 +159,12 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
   static const DeviceAssert deviceAssert;  // stateless
   target.raiser = &deviceAssert;
   // Transcendentals: the lowering's polynomials (measured on the H100: libdevice's expf made
-  // the row softmax 13% slower, its sinf/cosf were no faster), libdevice for what they lack.
+  // the row softmax 13% slower, its sinf/cosf were no faster), libdevice for what they lack
+  // and for erf: the polynomial evaluates both of its ranges and an exp on every lane
+  // (vit_b_16's GELU kernels were compute-bound, 86 us on the H200 where inductor's, with
+  // libdevice's erff, took 29 us); libdevice's branches on the range, per thread.
+  target.libraryMath = uint64_t{1} << PLUGSDK_OP_ERF;
+  target.nativeBf16 = arch.major >= 8;
   ThreadMapping mapping;
   const lowering::VectorMode mode = lowering::chooseMode(k, target);
   std::unique_ptr<BlockGroup> group;

@@ -322,6 +322,89 @@ TEST(CudaCodegen, RowOfPartialRoundsIsReadOnce) {
   EXPECT_EQ(count(soft->ptx, "fma.rn.f32"), count(fewer->ptx, "fma.rn.f32")) << soft->ptx;
 }
 
+// The attention softmax as the sdpa expansion writes it (keys padded from 197 to 200, the
+// padded scores masked by their position): the positions, masks and scaled scores of loops
+// 2 and 3 are loop 1's too, so the row is read once and each exp taken once (on the H200
+// the kernel was compute-bound: reading the row once alone left it at 77 us).
+TEST(CudaCodegen, PaddedAttentionRowIsReadOnce) {
+  const std::string head = R"(kernel @attn(%x: f32 in, %y: bf16 out) grid [s0] {
+  %0 = const 197 : i64
+  %1 = const -inf : f32
+  %2 = const 0.125 : f32
+  %3 = const 0.0 : f32
+  loop [200] {
+    %4 = index r0 : i64
+    %5 = ge %4, %0 : bool
+    %6 = load %x[200*i0+r0] : f32
+    %7 = mul %6, %2 : f32
+    %8 = where %5, %1, %7 : f32
+    %9 = reduce max %8 : f32
+  }
+)";
+  const std::string rest = R"(  %10 = eq %9, %1 : bool
+  %11 = where %10, %3, %9 : f32
+  loop [200] {
+    %12 = index r0 : i64
+    %13 = ge %12, %0 : bool
+    %14 = load %x[200*i0+r0] : f32
+    %15 = mul %14, %2 : f32
+    %16 = where %13, %1, %15 : f32
+    %17 = sub %16, %11 : f32
+    %18 = exp %17 : f32
+    %19 = reduce sum %18 : f32
+  }
+  loop [200] {
+    %20 = index r0 : i64
+    %21 = ge %20, %0 : bool
+    %22 = load %x[200*i0+r0] : f32
+    %23 = mul %22, %2 : f32
+    %24 = where %21, %1, %23 : f32
+    %25 = sub %24, %11 : f32
+    %26 = exp %25 : f32
+    %27 = div %26, %19 : f32
+    %28 = where %10, %3, %27 : f32
+    %29 = cast %28 : bf16
+    store %y[200*i0+r0], %29
+  }
+}
+)";
+  const std::string maxOnly = head + "  %10 = cast %9 : bf16\n  store %y[i0], %10\n}\n";
+  sdk::StatusOr<PtxKernel> one = ptxOf(maxOnly, PtxOptions{3, "", false});
+  ASSERT_TRUE(one.isOk()) << one.status().message();
+  sdk::StatusOr<PtxKernel> soft = ptxOf(head + rest, PtxOptions{3, "", false});
+  ASSERT_TRUE(soft.isOk()) << soft.status().message();
+  EXPECT_GT(count(one->ptx, "ld.global"), 0u);
+  EXPECT_EQ(count(soft->ptx, "ld.global"), count(one->ptx, "ld.global")) << soft->ptx;
+  // And loop 3 takes loop 2's exponentials: as many FMAs as with loop 3's exp removed.
+  std::string noExp = rest;
+  noExp.replace(noExp.find("%26 = exp %25 : f32"), 19, "%26 = add %25, %25 : f32");
+  sdk::StatusOr<PtxKernel> fewer = ptxOf(head + noExp, PtxOptions{3, "", false});
+  ASSERT_TRUE(fewer.isOk()) << fewer.status().message();
+  EXPECT_EQ(count(soft->ptx, "fma.rn.f32"), count(fewer->ptx, "fma.rn.f32")) << soft->ptx;
+}
+
+// bf16 results are rounded by the hardware's conversion (sm_80 and later), NaN kept as
+// torch's canonical 0x7fc0; sm_75 has no bf16 conversion and rounds on the bits.
+TEST(CudaCodegen, Bf16RoundsWithTheConversionInstruction) {
+  const char* text = R"(kernel @half(%x: f32 in, %y: bf16 out) grid [s0] {
+  %0 = load %x[i0] : f32
+  %1 = cast %0 : bf16
+  store %y[i0], %1
+}
+)";
+  sdk::StatusOr<PtxKernel> p = ptxOf(text, PtxOptions{3, "", false});
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  EXPECT_GE(count(p->ptx, "cvt.rn.bf16"), 1u) << p->ptx;
+  EXPECT_GE(count(p->ptx, "32704"), 1u) << "the canonical NaN (0x7fc0)\n" << p->ptx;
+  StatusOr<kernel::Kernel> k = kernel::parseKernel(text);
+  ASSERT_TRUE(k.isOk());
+  StatusOr<std::unique_ptr<plugin::EncodedKernel>> e = plugin::encodeKernel(*k);
+  ASSERT_TRUE(e.isOk());
+  sdk::StatusOr<PtxKernel> old = compileToPtx(sdk::KernelView((*e)->get()), GpuArch{7, 5}, "plugsdk_test", {});
+  ASSERT_TRUE(old.isOk()) << old.status().message();
+  EXPECT_EQ(count(old->ptx, "cvt.rn.bf16"), 0u) << old->ptx;
+}
+
 TEST(CudaCodegen, F64PowNeedsLibdevice) {
   const char* text = R"(kernel @powk(%x: f64 in, %y: f64 out) grid [s0] {
   %0 = load %x[i0] : f64
