@@ -291,11 +291,11 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     (*kernel)->shape.groupSize = sk->groupSize;
     auto e = std::make_unique<LzExecutable>();
     e->kernel = std::move(*kernel);
-    e->setLog("kernel @" + std::string(k.name()) + ": SPIR-V " + std::to_string(sk->words.size() * 4) +
-              " bytes" + (compileOptions_.optimize ? " (optimized)" : "") +
+    e->setLog("kernel @" + std::string(k.name()) + ": SPIR-V " + std::to_string(sk->words.size() * 4) + " bytes" +
+              (compileOptions_.optimize ? " (optimized)" : "") +
               (sk->groupSize ? ", a work-group of " + std::to_string(sk->groupSize) + " per grid point; "
-                             : ", one work-item per grid point; ") + (cached ? "module shared with an equal kernel" : "built") +
-              " for " + runtime_->device().description);
+                             : ", one work-item per grid point; ") +
+              (cached ? "module shared with an equal kernel" : "built") + " for " + runtime_->device().description);
     return e;
   }
 

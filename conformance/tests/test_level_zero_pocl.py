@@ -25,7 +25,9 @@ def conformance(tmp_path: pathlib.Path, *args: str) -> dict:
     if ctypes.util.find_library("OpenCL") is None:
         pytest.skip("no libOpenCL here (the toolbox has ocl-icd and PoCL)")
     env = dict(os.environ, PLUGSDK_LEVEL_ZERO_RUNTIME="opencl")
-    r = subprocess.run([str(RUNNER), "--plugin", "level_zero", "--jobs", "2", "--report", str(tmp_path), *args],
+    # The plugin by path: by name the runner's search path may find another build's first
+    # (the install dir comes before the runner's own ../plugins).
+    r = subprocess.run([str(RUNNER), "--plugin", str(PLUGIN), "--jobs", "2", "--report", str(tmp_path), *args],
                        capture_output=True, text=True, timeout=900, env=env)
     out = r.stdout + r.stderr
     # With libOpenCL present, "no device" is a failure, not a skip: the toolbox has PoCL.

@@ -1,10 +1,9 @@
 // Group mode (mapping.h): a work-group of groupSize_ work-items per grid point. Each loop's
 // iterations are spread over the work-items (work-item t takes the row-major positions t,
-// t + groupSize_, ..., or its contiguous chunk on a CPU), each keeps its own accumulators, and at the loop's end they are
-// combined through Workgroup memory in a fixed tree with barriers between its levels, so every
-// work-item holds the same bits and the statements after the loop run on all of them
-// (stores through work-item 0). Sub-group instructions are not used: SPIR-V 1.3's
-// OpGroupNonUniform* is past what SPIRV-Tools' OpenCL environments and PoCL 6.0 take (SPIR-V
+// t + groupSize_, ..., or its contiguous chunk on a CPU), each keeps its own accumulators, and at the loop's end they
+// are combined through Workgroup memory in a fixed tree with barriers between its levels, so every work-item holds the
+// same bits and the statements after the loop run on all of them (stores through work-item 0). Sub-group instructions
+// are not used: SPIR-V 1.3's OpGroupNonUniform* is past what SPIRV-Tools' OpenCL environments and PoCL 6.0 take (SPIR-V
 // 1.2), and the Groups capability's OpGroupFAdd / FMax (measured correct on PoCL) have no
 // argmax and no defined order or NaN rule (docs/level-zero-backend.md).
 #include "backends/level_zero/spirv/lowering.h"

@@ -210,9 +210,9 @@ sdk::Status KernelLowering::run(const std::string& entry) {
     sizes.push_back(*e);
     total = product(total, *e);
   }
-  const uint32_t gid = m_.op(spv::Op::CompositeExtract, i64(), {m_.op(spv::Op::Load, gidT, {groupSize_ ? widVar : gidVar}), 0});
+  const uint32_t gid =
+      m_.op(spv::Op::CompositeExtract, i64(), {m_.op(spv::Op::Load, gidT, {groupSize_ ? widVar : gidVar}), 0});
   if (groupSize_) lid_ = m_.op(spv::Op::CompositeExtract, i64(), {m_.op(spv::Op::Load, gidT, {lidVar}), 0});
-  const uint32_t past = m_.op(spv::Op::UGreaterThanEqual, boolT(), {gid, materialize(total)});
   if (groupSize_) {
     // No early return in group mode: PoCL 6.0 crashes (SIGSEGV) running a kernel whose
     // barriers sit behind a conditional return, uniform or not (measured); the launch has
@@ -221,6 +221,7 @@ sdk::Status KernelLowering::run(const std::string& entry) {
     groupFailed_ = m_.localVariable(boolT());
     m_.emit(spv::Op::Store, {groupFailed_, m_.constBool(false)});
   } else {
+    const uint32_t past = m_.op(spv::Op::UGreaterThanEqual, boolT(), {gid, materialize(total)});
     const uint32_t ret = m_.newId(), go = m_.newId();
     m_.emit(spv::Op::SelectionMerge, {go, spv::kSelectionControlNone});
     m_.emit(spv::Op::BranchConditional, {past, ret, go});
@@ -258,9 +259,7 @@ sdk::Status KernelLowering::statement(const plugsdk_stmt_t& s, size_t pos) {
     return sdk::Status::ok();
   };
   switch (s.kind) {
-    case PLUGSDK_STMT_LOAD:
-      syncBeforeReading(s.arg);
-      return set(load(s, pos));
+    case PLUGSDK_STMT_LOAD: syncBeforeReading(s.arg); return set(load(s, pos));
     case PLUGSDK_STMT_CONST: {
       const uint32_t t = computeType(s.dtype);
       if (!t) return fail(pos, "a constant of dtype " + std::to_string(s.dtype));
@@ -321,7 +320,8 @@ sdk::StatusOr<SpirvKernel> lowerKernel(const sdk::KernelView& k, const std::stri
 
 sdk::StatusOr<SpirvKernel> compileKernel(const sdk::KernelView& k, const std::string& entry,
                                          const CompileOptions& options) {
-  sdk::StatusOr<SpirvKernel> out = lowerKernel(k, entry, chooseMapping(k, options.maxGroupSize).groupSize, options.contiguousChunks);
+  sdk::StatusOr<SpirvKernel> out =
+      lowerKernel(k, entry, chooseMapping(k, options.maxGroupSize).groupSize, options.contiguousChunks);
   if (!out.isOk()) return out;
   const std::string what = "kernel @" + std::string(k.name());
   sdk::Status st = validate(out->words, what, options.env);

@@ -187,8 +187,8 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos) {
           f += 2;
           continue;
         }
-        out.push_back(combine(op == PLUGSDK_REDUCE_SUM, op == PLUGSDK_REDUCE_PROD, op == PLUGSDK_REDUCE_MAX, x[f],
-                              y[f], a.dtype));
+        out.push_back(combine(op == PLUGSDK_REDUCE_SUM, op == PLUGSDK_REDUCE_PROD, op == PLUGSDK_REDUCE_MAX, x[f], y[f],
+                              a.dtype));
         ++f;
       }
       return out;

@@ -162,8 +162,8 @@ class KernelLowering {
   // Group mode.
   uint32_t groupSize_ = 0;
   bool contiguousChunks_ = false;
-  uint32_t lid_ = 0;                             ///< the work-item's local id (i64)
-  bool spreading_ = false;                       ///< lowering the body of a spread loop
+  uint32_t lid_ = 0;        ///< the work-item's local id (i64)
+  bool spreading_ = false;  ///< lowering the body of a spread loop
   /// An open skip (skipRestIf, skipIfGroupFailed): its merge block, the block that jumps there
   /// past the skipped statements, and (outside loops) the values defined since it opened,
   /// which become phis with a null value from the skipping path when it closes.
@@ -175,9 +175,9 @@ class KernelLowering {
   std::vector<Skip> skips_;
   std::vector<int32_t> defined_;  ///< group mode: kernel values lowered outside loops, in order
   std::map<std::pair<uint32_t, size_t>, uint32_t> scratch_;  ///< (memory type, field) -> Workgroup array
-  std::set<int32_t> written_;                    ///< arguments stored since the last barrier
-  uint32_t groupFailed_ = 0;                     ///< Function bool: a failure outside the loops
-  bool groupMayFail_ = false;                    ///< a failWith outside the loops was lowered
+  std::set<int32_t> written_;                                ///< arguments stored since the last barrier
+  uint32_t groupFailed_ = 0;                                 ///< Function bool: a failure outside the loops
+  bool groupMayFail_ = false;                                ///< a failWith outside the loops was lowered
 };
 
 }  // namespace plugsdk::level_zero::spirv

@@ -59,8 +59,8 @@ Mapping chooseMapping(const sdk::KernelView& k, uint32_t maxGroupSize) {
         if (alongLoop == std::optional<int64_t>(1)) ++loopVotes;
         if (alongLoop == std::optional<int64_t>(0)) continue;
       }
-      if (k.numGrid() > 0 && stride(k, t.index, PLUGSDK_INDEX_GRID_VAR, k.numGrid() - 1, s.num_loop_sizes) ==
-                                 std::optional<int64_t>(1))
+      if (k.numGrid() > 0 &&
+          stride(k, t.index, PLUGSDK_INDEX_GRID_VAR, k.numGrid() - 1, s.num_loop_sizes) == std::optional<int64_t>(1))
         ++gridVotes;
     }
   }

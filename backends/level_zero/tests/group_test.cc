@@ -15,13 +15,17 @@ namespace {
 using namespace testing;  // NOLINT: the helpers of opencl_test_util.h
 
 constexpr spirv::CompileOptions kPointPerWorkItem{spirv::TargetEnv::kOpenCL2_0, true, 0};
+/// build()'s default deals a spread loop strided (what Level Zero gets); this, in contiguous
+/// chunks (what the plugin gives PoCL).
+constexpr spirv::CompileOptions kChunks{spirv::TargetEnv::kOpenCL2_0, true, spirv::kDefaultGroupSize, true};
 
 TEST(OpenCLGroups, RowSumsMaxAndProductMatchOneWorkItemPerPoint) {
   OPEN_OR_SKIP(d);
   auto status = createKernelStatus(d);
   ASSERT_TRUE(status.isOk());
   // Three rows of s1 values: sum, max, sum of i32 (exact), and a product.
-  const std::string text = R"(kernel @rows(%x: f32 in, %n: i32 in, %y: f32 out, %m: f32 out, %k: i32 out, %p: f32 out) grid [3] {
+  const std::string text =
+      R"(kernel @rows(%x: f32 in, %n: i32 in, %y: f32 out, %m: f32 out, %k: i32 out, %p: f32 out) grid [3] {
   loop [s1] {
     %0 = load %x[s1*i0+r0] : f32
     %1 = reduce sum %0 : f32
@@ -38,8 +42,9 @@ TEST(OpenCLGroups, RowSumsMaxAndProductMatchOneWorkItemPerPoint) {
 }
 )";
   Built group = build(d, **status, text);
+  Built chunks = build(d, **status, text, kChunks);
   Built point = build(d, **status, text, kPointPerWorkItem);
-  ASSERT_TRUE(group.kernel && point.kernel);
+  ASSERT_TRUE(group.kernel && chunks.kernel && point.kernel);
   EXPECT_EQ(group.kernel->shape.groupSize, spirv::kDefaultGroupSize);
   EXPECT_EQ(point.kernel->shape.groupSize, 0u);
   for (int64_t n : {1, 63, 64, 1000, 4099}) {
@@ -52,7 +57,7 @@ TEST(OpenCLGroups, RowSumsMaxAndProductMatchOneWorkItemPerPoint) {
     }
     SvmArray<float> ax(d, x.size(), x);
     SvmArray<int32_t> an(d, ints.size(), ints);
-    for (Built* b : {&group, &point}) {
+    for (Built* b : {&group, &chunks, &point}) {
       SvmArray<float> ay(d, 3), am(d, 3), ap(d, 3);
       SvmArray<int32_t> ak(d, 3);
       sdk::Status st = run(d, **status, *b->kernel, {ax.p, an.p, ay.p, am.p, ak.p, ap.p}, {n});
@@ -80,11 +85,7 @@ TEST(OpenCLGroups, RowSumsMaxAndProductMatchOneWorkItemPerPoint) {
   }
 }
 
-TEST(OpenCLGroups, ArgmaxKeepsTheFirstPositionAcrossWorkItems) {
-  OPEN_OR_SKIP(d);
-  auto status = createKernelStatus(d);
-  ASSERT_TRUE(status.isOk());
-  Built b = build(d, **status, R"(kernel @am(%x: f32 in, %y: i64 out, %z: i64 out) grid [4] {
+constexpr const char* kArgmaxKernel = R"(kernel @am(%x: f32 in, %y: i64 out, %z: i64 out) grid [4] {
   loop [300] {
     %0 = load %x[300*i0+r0] : f32
     %1 = reduce argmax %0 : i64
@@ -93,9 +94,17 @@ TEST(OpenCLGroups, ArgmaxKeepsTheFirstPositionAcrossWorkItems) {
   store %y[i0], %1
   store %z[i0], %2
 }
-)");
+)";
+
+TEST(OpenCLGroups, ArgmaxKeepsTheFirstPositionAcrossWorkItems) {
+  OPEN_OR_SKIP(d);
+  auto status = createKernelStatus(d);
+  ASSERT_TRUE(status.isOk());
+  Built b = build(d, **status, kArgmaxKernel);
   ASSERT_TRUE(b.kernel);
   ASSERT_EQ(b.kernel->shape.groupSize, 256u);
+  Built c = build(d, **status, kArgmaxKernel, kChunks);
+  ASSERT_TRUE(c.kernel);
   const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
   std::vector<float> x(1200, 0.0f);
   // Row 0: the max 5 at 10, 70 and 200, the min -3 at 130 and 250: with 256 work-items in
@@ -108,11 +117,13 @@ TEST(OpenCLGroups, ArgmaxKeepsTheFirstPositionAcrossWorkItems) {
   // Row 3: increasing: max at 299, min at 0.
   for (int i = 0; i < 300; ++i) x[900 + i] = static_cast<float>(i);
   SvmArray<float> ax(d, x.size(), x);
-  SvmArray<int64_t> ay(d, 4), az(d, 4);
-  sdk::Status st = run(d, **status, *b.kernel, {ax.p, ay.p, az.p}, {});
-  ASSERT_TRUE(st.isOk()) << st.message();
-  EXPECT_EQ(ay.read(), (std::vector<int64_t>{10, 100, 0, 299}));
-  EXPECT_EQ(az.read(), (std::vector<int64_t>{130, 100, 0, 0}));
+  for (Built* k : {&b, &c}) {
+    SvmArray<int64_t> ay(d, 4), az(d, 4);
+    sdk::Status st = run(d, **status, *k->kernel, {ax.p, ay.p, az.p}, {});
+    ASSERT_TRUE(st.isOk()) << st.message();
+    EXPECT_EQ(ay.read(), (std::vector<int64_t>{10, 100, 0, 299}));
+    EXPECT_EQ(az.read(), (std::vector<int64_t>{130, 100, 0, 0}));
+  }
 }
 
 TEST(OpenCLGroups, FailedCheckInsideASpreadLoopIsReportedWithoutAHang) {
@@ -144,7 +155,7 @@ TEST(OpenCLGroups, FailedCheckInsideASpreadLoopIsReportedWithoutAHang) {
   sdk::Status st = run(d, **status, *b.kernel, {ai.p, ax.p, ay.p}, {});
   ASSERT_TRUE(st.isOk()) << st.message();
   EXPECT_EQ(ay.read(), (std::vector<float>{900, 900}));  // 25 rounds of 1..8
-  idx[333] = 1000000;  // row 1, one work-item
+  idx[333] = 1000000;                                    // row 1, one work-item
   ai.write(idx);
   st = run(d, **status, *b.kernel, {ai.p, ax.p, ay.p}, {});
   ASSERT_FALSE(st.isOk());

@@ -95,7 +95,7 @@ inline Built build(Device& d, KernelStatus& status, const std::string& text,
 
 /// Launches and waits; the status words' first error, if any.
 inline sdk::Status run(Device& d, KernelStatus& status, Kernel& k, const std::vector<void*>& args,
-                const std::vector<int64_t>& symbols) {
+                       const std::vector<int64_t>& symbols) {
   sdk::StatusOr<cl_command_queue> q = d.createQueue();
   if (!q.isOk()) return q.status();
   sdk::Status st = launchKernel(k, args, symbols, *q);

@@ -111,8 +111,8 @@ std::string readFile(const fs::path& p) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-#define OPEN_OR_SKIP(var, options)                         \
-  Opened var##Opened = open(options);                      \
+#define OPEN_OR_SKIP(var, options)                          \
+  Opened var##Opened = open(options);                       \
   if (!var##Opened.device) GTEST_SKIP() << var##Opened.why; \
   const Device& var = *var##Opened.device
 

@@ -83,7 +83,8 @@ TEST(LevelZeroPlugin, OpenCLRuntimeDescribesItsDevice) {
   auto pointwise = Device::open(*p, 0, "runtime=opencl;group_size=0");
   ASSERT_TRUE(pointwise.isOk()) << pointwise.status().toString();
   EXPECT_EQ((*pointwise)->caps().splitRowReductions, 0u);
-  for (const char* bad : {"runtime=opencl;group_size=3", "runtime=opencl;group_size=2048", "runtime=opencl;group_size=x"})
+  for (const char* bad :
+       {"runtime=opencl;group_size=3", "runtime=opencl;group_size=2048", "runtime=opencl;group_size=x"})
     EXPECT_EQ(Device::open(*p, 0, bad).status().code(), StatusCode::kInvalidArgument) << bad;
 }
 

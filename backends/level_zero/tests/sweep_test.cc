@@ -66,15 +66,36 @@ Shape shapeOf(const std::vector<std::pair<std::string, std::vector<uint32_t>>>& 
 }
 
 /// The performance passes of spirv-opt -O (and a few more), each measured alone by the survey.
-const char* const kSurveyedPasses[] = {
-    "--wrap-opkill", "--eliminate-dead-branches", "--merge-return", "--inline-entry-points-exhaustive",
-    "--eliminate-dead-functions", "--eliminate-dead-code-aggressive", "--private-to-local",
-    "--eliminate-local-single-block", "--eliminate-local-single-store", "--scalar-replacement=100",
-    "--convert-local-access-chains", "--ssa-rewrite", "--ccp", "--loop-unroll", "--redundancy-elimination",
-    "--combine-access-chains", "--simplify-instructions", "--vector-dce", "--eliminate-dead-inserts",
-    "--if-conversion", "--copy-propagate-arrays", "--reduce-load-size", "--merge-blocks",
-    "--local-redundancy-elimination", "--loop-invariant-code-motion", "--unify-const", "--compact-ids",
-    "--strip-debug", "--cfg-cleanup", "--eliminate-dead-variables"};
+const char* const kSurveyedPasses[] = {"--wrap-opkill",
+                                       "--eliminate-dead-branches",
+                                       "--merge-return",
+                                       "--inline-entry-points-exhaustive",
+                                       "--eliminate-dead-functions",
+                                       "--eliminate-dead-code-aggressive",
+                                       "--private-to-local",
+                                       "--eliminate-local-single-block",
+                                       "--eliminate-local-single-store",
+                                       "--scalar-replacement=100",
+                                       "--convert-local-access-chains",
+                                       "--ssa-rewrite",
+                                       "--ccp",
+                                       "--loop-unroll",
+                                       "--redundancy-elimination",
+                                       "--combine-access-chains",
+                                       "--simplify-instructions",
+                                       "--vector-dce",
+                                       "--eliminate-dead-inserts",
+                                       "--if-conversion",
+                                       "--copy-propagate-arrays",
+                                       "--reduce-load-size",
+                                       "--merge-blocks",
+                                       "--local-redundancy-elimination",
+                                       "--loop-invariant-code-motion",
+                                       "--unify-const",
+                                       "--compact-ids",
+                                       "--strip-debug",
+                                       "--cfg-cleanup",
+                                       "--eliminate-dead-variables"};
 
 TEST(SpirvSweep, EveryKernelOfScheduledGraphsValidates) {
   std::shared_ptr<const ir::Context> ctx = ir::makeDefaultContext();
