@@ -2,6 +2,7 @@
 #include "core/sched/split_reductions.h"
 
 #include <algorithm>
+#include <limits>
 #include <unordered_map>
 
 #include "core/ir/verifier.h"
@@ -26,7 +27,7 @@ StatusOr<ir::Value*> append(const ir::Context& ctx, ir::Graph& g, const std::str
 }  // namespace
 
 ReductionSplit chooseReductionSplit(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims,
-                                    const FusionCaps& caps) {
+                                    const FusionCaps& caps, bool canPad) {
   ReductionSplit none;
   if (dims.empty() || shape.empty()) return none;
   int64_t kept = 1, reduced = 1;
@@ -46,12 +47,24 @@ ReductionSplit chooseReductionSplit(const std::vector<int64_t>& shape, const std
       ++s.wholeDims;
       continue;
     }
-    for (int64_t f = target / s.slices; f >= 2; --f)
+    const int64_t want = target / s.slices;
+    for (int64_t f = want; f >= 2; --f)
       if (e % f == 0) {
         s.factor = f;
-        s.slices *= f;
         break;
       }
+    // No divisor near the wanted factor: pad the extent to a multiple of it (each slice
+    // still reducing at least kMinSplitPartial), when that adds little.
+    if (canPad && s.factor * 2 <= want) {
+      for (int64_t f = want; f > s.factor && f >= 2; --f) {
+        const int64_t padded = (e + f - 1) / f * f;
+        if (padded / f < kMinSplitPartial || (padded - e) * kMostSplitPadding > e) continue;
+        s.factor = f;
+        s.paddedExtent = padded;
+        break;
+      }
+    }
+    s.slices *= s.factor;
     break;
   }
   return s.slices >= 2 ? s : none;
@@ -87,7 +100,8 @@ StatusOr<ir::Graph> splitReductions(const ir::Context& ctx, const ir::Graph& pri
         dims = *d;
         std::sort(dims.begin(), dims.end());
         dims.erase(std::unique(dims.begin(), dims.end()), dims.end());
-        s = chooseReductionSplit(shape, dims, caps);
+        const ir::DType t = ins[0]->type().dtype;
+        s = chooseReductionSplit(shape, dims, caps, n->op() == "prims.sum" || ir::isFloating(t));
       }
     }
     if (s.slices < 2) {
@@ -109,6 +123,23 @@ StatusOr<ir::Graph> splitReductions(const ir::Context& ctx, const ir::Graph& pri
     if (widen) {
       ASSIGN_OR_RETURN(x, append(ctx, out, "prims.convert_element_type", {x},
                                  {{"dtype", ir::Attribute::fromDType(ir::DType::kF32)}}, "", *n));
+    }
+    if (s.paddedExtent > 0) {  // the split dim padded with the reduction's identity
+      const int64_t d = dims[s.wholeDims];
+      std::vector<ir::SymExpr> low(shape.size(), ir::SymExpr(0)), high(shape.size(), ir::SymExpr(0));
+      high[static_cast<size_t>(d)] = ir::SymExpr(s.paddedExtent - shape[static_cast<size_t>(d)]);
+      const double inf = std::numeric_limits<double>::infinity();
+      const double identity = n->op() == "prims.sum" ? 0.0 : n->op() == "prims.amax" ? -inf : inf;
+      const ir::Attribute value = n->op() == "prims.sum" && !ir::isFloating(x->type().dtype)
+                                      ? (x->type().dtype == ir::DType::kBool ? ir::Attribute::fromBool(false)
+                                                                             : ir::Attribute::fromInt(0))
+                                      : ir::Attribute::fromFloat(identity);
+      ASSIGN_OR_RETURN(x, append(ctx, out, "prims.pad", {x},
+                                 {{"low", ir::Attribute::fromInts(low)},
+                                  {"high", ir::Attribute::fromInts(high)},
+                                  {"padding_value", value}},
+                                 "", *n));
+      shape[static_cast<size_t>(d)] = s.paddedExtent;
     }
     std::vector<int64_t> newShape, first, second;
     int64_t kept = 0;  // dims of the partial so far

@@ -17,7 +17,9 @@
 // are the kept elements), "column" otherwise; split when rows (columns) are fewer than the
 // capability, with S about capability / rows, each partial reducing at least
 // kMinSplitPartial elements, and S built from the outermost reduced extents and a divisor of
-// the next (no padding: a reduction whose extents have no usable divisor stays whole).
+// the next; when no divisor comes within half of the wanted factor, that dim is padded (by at
+// most an eighth, with the reduction's identity: 0, or -inf / +inf for a float amax / amin;
+// the pad is inlined as a masked load) to a multiple of the wanted factor.
 #pragma once
 
 #include "core/ir/context.h"
@@ -31,17 +33,24 @@ namespace plugsdk::sched {
 constexpr int64_t kMinSplitPartial = 32;
 
 /// How one reduction is split: the first `wholeDims` of its reduced dims (in order) are
-/// slices whole; the next is split into `factor` slices (1: none). slices() = S.
+/// slices whole; the next is split into `factor` slices (1: none), after padding it to
+/// `paddedExtent` with the reduction's identity when that is set (no divisor of its extent
+/// came near the target: vit's 197 tokens). slices() = S.
 struct ReductionSplit {
   size_t wholeDims = 0;
   int64_t factor = 1;
   int64_t slices = 1;
+  int64_t paddedExtent = 0;  ///< 0: the split dim divides as it is
 };
 
+/// A split dim is padded by at most 1 / kMostSplitPadding of its extent.
+constexpr int64_t kMostSplitPadding = 8;
+
 /// The split chosen for reducing `shape` (constant extents) over `dims` (sorted, distinct)
-/// under `caps`; slices == 1 when it stays whole.
+/// under `caps`; slices == 1 when it stays whole. `canPad`: the reduction has an identity to pad
+/// with (sums, float amax / amin).
 ReductionSplit chooseReductionSplit(const std::vector<int64_t>& shape, const std::vector<int64_t>& dims,
-                                    const FusionCaps& caps);
+                                    const FusionCaps& caps, bool canPad = true);
 
 /// `prims` with every reduction chooseReductionSplit splits rewritten as above (a copy;
 /// `*split` counts them). Values keep their names; the new ones get fresh names.
