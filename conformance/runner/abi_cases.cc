@@ -201,6 +201,7 @@ Outcome capabilities(const CaseContext& c) {
   if (k.libraryOps & ~allLibrary) return Outcome::fail("library_ops has unknown bits");
   if (k.epilogueOps & ~k.libraryOps) return Outcome::fail("epilogue_ops claims an op library_ops does not");
   if (k.convolutionDtypes & ~allDTypes) return Outcome::fail("convolution_dtypes has unknown bits");
+  if (k.matmulDtypes & ~uint64_t{allDTypes}) return Outcome::fail("matmul_dtypes has unknown bits");
   if (k.takesSubgraphs != (d.api().compile_subgraph != nullptr))
     return Outcome::fail("takes_subgraphs disagrees with whether compile_subgraph is in the table");
   // An older core's smaller device_info: filled only up to its struct_size (a canary after it

@@ -15,7 +15,9 @@ std::string optionsFingerprint(const CompileOptions& o) {
   s += "; mixed matmul " + std::to_string(o.decomp.mixedMatmul) + "; convolution dtypes";
   for (ir::DType t : o.decomp.convolutionDtypes) s.append(" ").append(ir::dtypeName(t));
   s += o.decomp.convolutionDtypes.empty() ? " all" : "";
-  s += "; transposed " + std::to_string(o.decomp.convolutionTransposed);
+  s += "; transposed " + std::to_string(o.decomp.convolutionTransposed) + "; matmul dtypes";
+  for (ir::DType t : o.decomp.matmulDtypes) s.append(" ").append(ir::dtypeName(t));
+  s += o.decomp.matmulDtypes.empty() ? " all" : "";
   const sched::FusionCaps& c = o.schedule.caps;
   s += "; depth " + std::to_string(o.decomp.maxDepth) + "; fuse " + std::to_string(c.fuse) +
        std::to_string(c.horizontal) + std::to_string(c.reductionEpilogue) + std::to_string(c.multiReduction) +

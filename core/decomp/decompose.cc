@@ -63,7 +63,12 @@ bool Decomposer::keepsPrim(const std::string& op) const { return prims::isPrim(o
 bool Decomposer::keeps(const ir::OpDef& def, const ir::AttrMap& attrs, const std::vector<V>& inputs) const {
   const std::string& name = def.schema.name;
   if (!keepsPrim(name)) return false;
-  if (name == "prims.matmul" && !options_.mixedMatmul) {
+  if (name == "prims.matmul") {
+    const std::vector<ir::DType>& taken = options_.matmulDtypes;
+    if (!taken.empty() &&
+        (inputs.empty() || !inputs[0] || std::find(taken.begin(), taken.end(), inputs[0]->type().dtype) == taken.end()))
+      return false;
+    if (options_.mixedMatmul) return true;
     auto dtype = attrs.find("dtype");
     return dtype == attrs.end() || dtype->second.isNone();
   }

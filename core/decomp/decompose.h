@@ -82,6 +82,9 @@ struct DecompOptions {
   /// transposed convolutions are. Other calls are expanded, as on a device without the op.
   std::vector<ir::DType> convolutionDtypes;
   bool convolutionTransposed = true;
+  /// The operand dtypes of prims.matmul kept whole when it is not in `expand` (empty: every
+  /// dtype); other calls are expanded, as on a device without the op (ABI 1.6 matmul_dtypes).
+  std::vector<ir::DType> matmulDtypes;
   /// Recursion limit for rules that emit ATen-level ops.
   int maxDepth = 32;
 };
@@ -94,7 +97,8 @@ class Decomposer {
   /// True when `op` is appended as it is: a prim not listed in DecompOptions::expand.
   bool keepsPrim(const std::string& op) const;
   /// True when this application of `def` to `inputs` is appended as it is: keepsPrim, and a
-  /// form of the prim the device takes (a prims.matmul with a result dtype needs mixedMatmul;
+  /// form of the prim the device takes (a prims.matmul needs its operand dtype in
+  /// matmulDtypes, and with a result dtype mixedMatmul;
   /// a prims.convolution needs its input dtype in convolutionDtypes, and
   /// convolutionTransposed when transposed).
   bool keeps(const ir::OpDef& def, const ir::AttrMap& attrs, const std::vector<V>& inputs) const;

@@ -153,6 +153,31 @@ TEST(Decompose, ConvolutionKeepsOnlyTheFormsTheDeviceTakes) {
   EXPECT_TRUE(convolutionsOf(convs, o).empty());
 }
 
+// A device whose library takes prims.matmul for some operand dtypes (ABI 1.6 matmul_dtypes):
+// those stay whole, the others become loops -- prims in the input graph and prims emitted by
+// aten.mm's rule (the Emitter) alike.
+TEST(Decompose, MatmulKeepsOnlyTheDtypesTheDeviceTakes) {
+  const char* mms =
+      R"(graph @g(%a: f32[4, 8], %b: f32[8, 3], %c: f64[4, 8], %d: f64[8, 3], %h: f16[4, 8], %i: f16[8, 3], %e: f64[2, 8]) {
+  %x = prims.matmul(%a, %b)
+  %y = prims.matmul(%c, %d)
+  %z = aten.mm(%e, %d)
+  %w = prims.matmul(%h, %i) {dtype = f32}
+  return %x, %y, %z, %w
+})";
+  DecompOptions o;  // every dtype
+  EXPECT_EQ(matmulsOf(mms, o), (std::vector<std::string>{"f32 -> f32", "f64 -> f64", "f64 -> f64", "f16 -> f32"}));
+  o.matmulDtypes = {ir::DType::kF32};
+  EXPECT_EQ(matmulsOf(mms, o), (std::vector<std::string>{"f32 -> f32"}));
+  o.matmulDtypes = {ir::DType::kF64, ir::DType::kF16};
+  EXPECT_EQ(matmulsOf(mms, o), (std::vector<std::string>{"f64 -> f64", "f64 -> f64", "f16 -> f32"}));
+  o.mixedMatmul = false;  // f16 taken, but not with an f32 result
+  EXPECT_EQ(matmulsOf(mms, o), (std::vector<std::string>{"f64 -> f64", "f64 -> f64"}));
+  // `expand` still wins: none is kept.
+  o.expand = {"prims.matmul"};
+  EXPECT_TRUE(matmulsOf(mms, o).empty());
+}
+
 TEST(Decompose, MatmulResultDtypeIsTheOperandsOrF32ForHalves) {
   auto ctx = ir::makeDefaultContext();
   for (const char* bad : {"%a: f32[4, 8], %b: f32[8, 3]) {\n  %y = prims.matmul(%a, %b) {dtype = f64}",

@@ -66,6 +66,8 @@ DeviceCaps capsFrom(const plugsdk_device_info_t& i) {
     c.splitRowReductions = i.split_row_reductions;
     c.splitColumnReductions = i.split_column_reductions;
   }
+  // ABI 1.6, likewise: an older plugin's matmul takes every dtype.
+  if (i.struct_size >= PLUGSDK_STRUCT_SIZE(plugsdk_device_info_t, matmul_dtypes)) c.matmulDtypes = i.matmul_dtypes;
   return c;
 }
 

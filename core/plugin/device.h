@@ -48,6 +48,9 @@ struct DeviceCaps {
   /// two stages. 0: never (older plugins).
   uint32_t splitRowReductions = 0;
   uint32_t splitColumnReductions = 0;
+  /// The operand dtypes of prims.matmul taken when libraryOps has it (ABI 1.6):
+  /// PLUGSDK_DTYPE_BIT of each (0: every dtype, as older plugins).
+  uint64_t matmulDtypes = 0;
 
   bool supports(ir::DType t) const { return (dtypes >> static_cast<unsigned>(t)) & 1u; }
   /// True when a prims.convolution of input dtype `t` is a form the device takes (given
@@ -56,6 +59,9 @@ struct DeviceCaps {
     return (!convolutionDtypes || ((convolutionDtypes >> static_cast<unsigned>(t)) & 1u)) &&
            !(transposed && convolutionSkipsTransposed);
   }
+  /// True when a prims.matmul of operand dtype `t` is a form the device takes (given that
+  /// libraryOps has the op).
+  bool takesMatmul(ir::DType t) const { return !matmulDtypes || ((matmulDtypes >> static_cast<unsigned>(t)) & 1u); }
   /// "f32, f64, ..." for messages.
   std::string dtypeList() const;
 };

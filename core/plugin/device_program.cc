@@ -47,6 +47,21 @@ compile::CompileOptions optionsFor(const DeviceCaps& caps, compile::CompileOptio
     if (o.decomp.convolutionDtypes.empty()) o.decomp.expand.insert("prims.convolution");
   }
   o.decomp.convolutionTransposed = o.decomp.convolutionTransposed && !caps.convolutionSkipsTransposed;
+  // The operand dtypes of prims.matmul the device takes (ABI 1.6), likewise.
+  if (caps.matmulDtypes) {
+    std::vector<ir::DType> taken;
+    for (int i = 0; i < ir::kNumDTypes; ++i) {
+      const auto t = static_cast<ir::DType>(i);
+      const auto& asked = o.decomp.matmulDtypes;
+      if (caps.takesMatmul(t) && (asked.empty() || std::count(asked.begin(), asked.end(), t))) taken.push_back(t);
+    }
+    o.decomp.matmulDtypes = std::move(taken);
+    if (o.decomp.matmulDtypes.empty()) o.decomp.expand.insert("prims.matmul");
+    // An f32 result of f16/bf16 operands needs one of them taken: otherwise attention's
+    // products are better converted to f32 first (a matmul the device takes) than left mixed
+    // (expanded into loops).
+    if (!caps.takesMatmul(ir::DType::kF16) && !caps.takesMatmul(ir::DType::kBF16)) o.decomp.mixedMatmul = false;
+  }
   return o;
 }
 
@@ -151,6 +166,13 @@ StatusOr<std::unique_ptr<DeviceProgram::Executable>> compileCall(const Device& d
     if (!d.caps().takesConvolution(t, isTransposed))
       return unimplemented(where + ": device " + d.describe() + " takes no " + (isTransposed ? "transposed " : "") +
                            c.op + " on dtype " + std::string(ir::dtypeName(t)) +
+                           " (compile the program with optionsFor() its capabilities to expand it into loop kernels)");
+  }
+  if (c.op == "prims.matmul" && !c.inputs.empty() && c.inputs[0]) {
+    const ir::DType t = p.buffers[static_cast<size_t>(c.inputs[0]->buffer)].dtype;
+    if (!d.caps().takesMatmul(t))
+      return unimplemented(where + ": device " + d.describe() + " takes no " + c.op + " on dtype " +
+                           std::string(ir::dtypeName(t)) +
                            " (compile the program with optionsFor() its capabilities to expand it into loop kernels)");
   }
   const kernel::Kernel* epilogue = c.epilogue >= 0 ? &p.kernels[static_cast<size_t>(c.epilogue)] : nullptr;

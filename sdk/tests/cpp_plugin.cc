@@ -10,6 +10,8 @@
 // every form). Its library calls are never compiled (compileLibrary stays UNIMPLEMENTED).
 // "split_rows=N" and "split_columns=N" report ABI 1.5's split_row_reductions and
 // split_column_reductions (a decimal count; anything else fails client_create).
+// "matmul_dtypes=f32" reports prims.matmul in library_ops with ABI 1.6's matmul_dtypes (those
+// operand dtypes; "all": every one).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -82,6 +84,22 @@ sdk::Status countOption(const sdk::Options& options, const char* key, uint32_t* 
   return sdk::Status::ok();
 }
 
+/// Option `key`'s comma-separated floating dtypes ("f32,bf16") as PLUGSDK_DTYPE_BITs in
+/// `*bits`, or INVALID_ARGUMENT naming the option and the unknown dtype.
+sdk::Status dtypeListOption(const char* key, const std::string& list, uint32_t* bits) {
+  const std::pair<const char*, plugsdk_dtype_t> names[] = {
+      {"f16", PLUGSDK_DTYPE_F16}, {"bf16", PLUGSDK_DTYPE_BF16}, {"f32", PLUGSDK_DTYPE_F32}, {"f64", PLUGSDK_DTYPE_F64}};
+  for (size_t start = 0; start <= list.size();) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    const std::string name = list.substr(start, end - start);
+    start = end + 1;
+    auto it = std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return name == n.first; });
+    if (it == std::end(names)) return sdk::invalidArgument(std::string(key) + ": unknown dtype '" + name + "'");
+    *bits |= PLUGSDK_DTYPE_BIT(it->second);
+  }
+  return sdk::Status::ok();
+}
+
 class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, HostExecutable> {
  public:
   sdk::Status initialize(const sdk::Options& options) override {
@@ -92,19 +110,13 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
       takesConvolution_ = true;
       if (conv != "all") {
         skipsTransposed_ = true;
-        const std::pair<const char*, plugsdk_dtype_t> names[] = {{"f16", PLUGSDK_DTYPE_F16},
-                                                                 {"bf16", PLUGSDK_DTYPE_BF16},
-                                                                 {"f32", PLUGSDK_DTYPE_F32},
-                                                                 {"f64", PLUGSDK_DTYPE_F64}};
-        for (size_t start = 0; start <= conv.size();) {
-          const size_t end = std::min(conv.find(',', start), conv.size());
-          const std::string name = conv.substr(start, end - start);
-          start = end + 1;
-          auto it = std::find_if(std::begin(names), std::end(names), [&](const auto& n) { return name == n.first; });
-          if (it == std::end(names)) return sdk::invalidArgument("conv_dtypes: unknown dtype '" + name + "'");
-          convDtypes_ |= PLUGSDK_DTYPE_BIT(it->second);
-        }
+        PLUGSDK_RETURN_IF_ERROR(dtypeListOption("conv_dtypes", conv, &convDtypes_));
       }
+    }
+    const std::string matmul = options.get("matmul_dtypes");
+    if (!matmul.empty()) {
+      takesMatmul_ = true;
+      if (matmul != "all") PLUGSDK_RETURN_IF_ERROR(dtypeListOption("matmul_dtypes", matmul, &matmulDtypes_));
     }
     PLUGSDK_RETURN_IF_ERROR(countOption(options, "split_rows", &splitRows_));
     PLUGSDK_RETURN_IF_ERROR(countOption(options, "split_columns", &splitColumns_));
@@ -133,6 +145,8 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
     d.takesSubgraphs = false;
     d.asyncStreamFailures = asyncFailures_;
     if (takesConvolution_) d.libraryOps |= PLUGSDK_LIBRARY_CONVOLUTION;
+    if (takesMatmul_) d.libraryOps |= PLUGSDK_LIBRARY_MATMUL;
+    d.matmulDtypes = matmulDtypes_;
     d.convolutionDtypes = convDtypes_;
     d.convolutionSkipsTransposed = skipsTransposed_;
     d.splitRowReductions = splitRows_;
@@ -279,6 +293,8 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
   bool skipsTransposed_ = false;   ///< ... and not transposed (a list given)
   uint32_t splitRows_ = 0;         ///< option split_rows: ABI 1.5's split_row_reductions
   uint32_t splitColumns_ = 0;      ///< option split_columns: split_column_reductions
+  bool takesMatmul_ = false;       ///< option matmul_dtypes: report prims.matmul ...
+  uint32_t matmulDtypes_ = 0;      ///< ... of these operand dtypes (ABI 1.6; 0, "all": every one)
 };
 
 }  // namespace

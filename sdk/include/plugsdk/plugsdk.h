@@ -1,11 +1,12 @@
 /*
  * plugsdk.h -- the stable C ABI between the plugsdk core and backend plugins.
  *
- * ABI 1.5 (1.4 plus device_info.split_row_reductions and split_column_reductions; 1.4 is 1.3
- * plus device_info.convolution_dtypes and convolution_skips_transposed; 1.3 is 1.2 plus
+ * ABI 1.6 (1.5 plus device_info.matmul_dtypes; 1.5 is 1.4 plus
+ * device_info.split_row_reductions and split_column_reductions; 1.4 is 1.3 plus
+ * device_info.convolution_dtypes and convolution_skips_transposed; 1.3 is 1.2 plus
  * device_info.async_stream_failures; 1.2 is 1.1 plus stream_import and mixed-precision
- * prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 to 1.4 are frozen: copies live in
- * sdk/tests/abi_v1_0 to abi_v1_4, and a test checks that every later header keeps their
+ * prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 to 1.5 are frozen: copies live in
+ * sdk/tests/abi_v1_0 to abi_v1_5, and a test checks that every later header keeps their
  * layouts. docs/abi/reference.md documents every field;
  * docs/abi/CHANGELOG.md records each version.
  *
@@ -48,7 +49,7 @@ extern "C" {
 #endif
 
 #define PLUGSDK_ABI_VERSION_MAJOR 1
-#define PLUGSDK_ABI_VERSION_MINOR 5
+#define PLUGSDK_ABI_VERSION_MINOR 6
 
 #if defined(_WIN32)
 #define PLUGSDK_EXPORT __declspec(dllexport)
@@ -335,6 +336,13 @@ typedef struct plugsdk_device_info {
    * column sum), columns x slices. 0: never split. */
   uint32_t split_row_reductions;
   uint32_t split_column_reductions;
+  /* ABI 1.6 (read only when struct_size covers it; 0 before). The forms of prims.matmul taken
+   * when library_ops has PLUGSDK_LIBRARY_MATMUL: PLUGSDK_DTYPE_BIT of the operand dtypes taken
+   * (0: every dtype, as before 1.6). The core expands the other calls into loop kernels, as on
+   * a device without the op. 64 bits wide so that it lies past the end of 1.5's struct: 1.5's
+   * sizeof ends in 4 bytes of tail padding (LP64), which a 32-bit field would occupy, and a 1.5
+   * plugin's struct_size covers. */
+  uint64_t matmul_dtypes;
 } plugsdk_device_info_t;
 
 /* ---- function argument structs ---------------------------------------------------------- */

@@ -258,6 +258,9 @@ struct DeviceInfo {
   /// splitColumnReductions the same for a column sum (columns x slices). 0: never.
   uint32_t splitRowReductions = 0;
   uint32_t splitColumnReductions = 0;
+  /// ABI 1.6: the forms of prims.matmul taken when libraryOps has it: dtypeBits() of the
+  /// operand dtypes (0: every dtype). The core expands the other calls into loops.
+  uint32_t matmulDtypes = 0;
 };
 
 /// PLUGSDK_DTYPE_BIT of each dtype, or-ed: `dtypeBits({PLUGSDK_DTYPE_F32, PLUGSDK_DTYPE_I64})`.
@@ -754,6 +757,7 @@ struct Plugin {
       c.convolution_skips_transposed = d->convolutionSkipsTransposed;
       c.split_row_reductions = d->splitRowReductions;
       c.split_column_reductions = d->splitColumnReductions;
+      c.matmul_dtypes = d->matmulDtypes;
       // Only the bytes the caller has; struct_size then says how much was filled.
       std::memcpy(static_cast<void*>(a->info), &c, c.struct_size);
       return Status::ok();
