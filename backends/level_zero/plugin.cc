@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "backends/level_zero/common/runtime.h"
+#include "backends/level_zero/library/matmul_call.h"
+#include "backends/level_zero/library/matmul_spirv.h"
 #include "backends/level_zero/opencl/runtime.h"
 #include "backends/level_zero/runtime/ze_runtime.h"
 #include "backends/level_zero/spirv/lower_kernel.h"
@@ -53,6 +55,8 @@ struct LzEvent : sdk::Event {
 
 struct LzExecutable : sdk::Executable {
   std::unique_ptr<lz::RuntimeKernel> kernel;
+  /// prims.matmul: the call's descriptors; `kernel` is then the tiled kernel (library/).
+  std::unique_ptr<lz::library::MatmulCall> matmul;
 };
 
 /// The kernel's SPIR-V entry point, as the cuda plugin names its entries: "plugsdk_" and 16 hex
@@ -74,15 +78,20 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   /// Options (README.md): runtime=opencl|level_zero (default: $PLUGSDK_LEVEL_ZERO_RUNTIME,
   /// else level_zero), opencl=LIBRARY (the ICD loader; default libOpenCL.so.1), ze_loader=LIBRARY
   /// (default libze_loader.so.1), dump=DIR (each kernel's .kir, .spv and .spvasm), spirv_opt=on|off
-  /// (SPIRV-Tools' optimizer; default on), group_size=N (row reductions' work-group size at
+  /// (SPIRV-Tools' optimizer; default on), matmul=tiled|loops (f32 prims.matmul as the tiled
+  /// kernel, or the core's loop kernels; default tiled), group_size=N (row reductions' work-group size at
   /// most: a power of two up to 1024, 0 for one work-item per point; default 64).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "runtime" && key != "opencl" && key != "ze_loader" && key != "dump" && key != "spirv_opt" &&
-          key != "group_size")
+          key != "group_size" && key != "matmul")
         return sdk::invalidArgument("unknown option '" + key +
                                     "' (the level_zero plugin takes runtime, opencl, ze_loader, dump, spirv_opt, "
-                                    "group_size)");
+                                    "group_size, matmul)");
+    const std::string matmul = options.get("matmul", "tiled");
+    if (matmul != "tiled" && matmul != "loops")
+      return sdk::invalidArgument("option matmul: '" + matmul + "' is not tiled or loops");
+    tiledMatmul_ = matmul == "tiled";
     const std::string opt = options.get("spirv_opt", "on");
     if (opt != "on" && opt != "off") return sdk::invalidArgument("option spirv_opt: '" + opt + "' is not on or off");
     compileOptions_.optimize = opt == "on";
@@ -134,8 +143,11 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     d.memoryKinds = p.memoryKinds;
     d.memoryBytes = p.memoryBytes;
     d.maxBufferBytes = p.maxAllocBytes;
-    // No library ops: the core expands matmul, convolution and attention into loop kernels.
-    d.libraryOps = 0;
+    // prims.matmul on f32 operands as the tiled kernel (library/matmul_spirv.h); the core
+    // expands other dtypes' matmuls, convolution and attention into loop kernels (ABI 1.6).
+    // Option matmul=loops: none (every matmul the core's loops; the measurements' baseline).
+    d.libraryOps = tiledMatmul_ ? PLUGSDK_LIBRARY_MATMUL : 0;
+    d.matmulDtypes = sdk::dtypeBits({PLUGSDK_DTYPE_F32});
     d.maxKernelStmts = 0;
     d.fusesHorizontal = true;
     d.fusesReductionEpilogue = true;
@@ -299,21 +311,87 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     return e;
   }
 
+  /// prims.matmul: the tiled kernel's module, built once per client.
+  sdk::StatusOr<std::unique_ptr<LzExecutable>> compileLibrary(const sdk::LibraryCall& c) override {
+    if (c.op != PLUGSDK_LIBRARY_MATMUL)
+      return sdk::unimplemented("the level_zero plugin implements prims.matmul only (library op " +
+                                std::to_string(c.op) + ")");
+    if (c.epilogue) return sdk::unimplemented("the level_zero plugin takes no epilogue on prims.matmul");
+    sdk::StatusOr<lz::library::MatmulCall> call = lz::library::MatmulCall::from(c);
+    if (!call.isOk()) return call.status();
+    const std::string entry = "plugsdk_matmul_f32_tiled";
+    std::shared_ptr<lz::RuntimeModule> module;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      module = matmulModule_;
+    }
+    if (!module) {
+      sdk::StatusOr<std::vector<uint32_t>> words = lz::library::tiledMatmulModule(entry);
+      if (!words.isOk()) return words.status();
+      if (!dumpDir_.empty()) {
+        sdk::StatusOr<std::string> text = spirv::disassemble(*words);
+        if (text.isOk()) std::ofstream(dumpDir_ + "/" + entry + ".spvasm") << *text;
+      }
+      sdk::StatusOr<std::shared_ptr<lz::RuntimeModule>> built =
+          runtime_->build(*words, "prims.matmul (" + entry + ")", entry, dumpDir_);
+      if (!built.isOk()) return built.status();
+      module = *built;
+      std::lock_guard<std::mutex> lock(mu_);
+      matmulModule_ = module;
+    }
+    sdk::StatusOr<std::unique_ptr<lz::RuntimeKernel>> kernel =
+        runtime_->createLibraryKernel(module, entry, "prims.matmul (" + entry + ")");
+    if (!kernel.isOk()) return kernel.status();
+    auto e = std::make_unique<LzExecutable>();
+    e->kernel = std::move(*kernel);
+    e->matmul = std::make_unique<lz::library::MatmulCall>(std::move(*call));
+    e->setLog("prims.matmul: the tiled f32 kernel (work-groups of " + std::to_string(lz::library::kTile) + " x " +
+              std::to_string(lz::library::kTile) + ", tiles in Workgroup memory) for " +
+              runtime_->device().description);
+    return e;
+  }
+
   sdk::Status launch(const Launch& l) override {
     lz::RuntimeKernel& k = *l.executable.kernel;
     std::vector<void*> args;
     for (size_t i = 0; i < l.buffers.size(); ++i) args.push_back(l.buffers[i]->ptr + l.offsets[i]);
     const std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
-    if (l.stream) return runtime_->launch(k, args, symbols, l.stream->queue);
-    const std::string what = "kernel @" + k.shape.name;
+    auto run = [&](lz::Queue q) {
+      return l.executable.matmul ? launchMatmul(*l.executable.matmul, k, args, symbols, q)
+                                 : runtime_->launch(k, args, symbols, q);
+    };
+    if (l.stream) return run(l.stream->queue);
+    const std::string what = l.executable.matmul ? k.shape.name : "kernel @" + k.shape.name;
     sdk::Status st = drain(what);
-    if (st.isOk()) st = runtime_->launch(k, args, symbols, queue_);
+    if (st.isOk()) st = run(queue_);
     if (st.isOk()) st = runtime_->finish(queue_, what);
     if (!st.isOk()) return st;
     return runtime_->collectStatus();
   }
 
  private:
+  /// The tiled kernel's launches for one call (library/matmul_call.h): a, b, c as args 0-2.
+  sdk::Status launchMatmul(const lz::library::MatmulCall& call, lz::RuntimeKernel& k, const std::vector<void*>& args,
+                           const std::vector<int64_t>& symbols, lz::Queue q) {
+    if (args.size() != 3)
+      return sdk::invalidArgument("prims.matmul launched with " + std::to_string(args.size()) + " buffers, not 3");
+    sdk::StatusOr<std::vector<lz::library::MatmulLaunch>> plan =
+        lz::library::planLaunches(call, sdk::Span<const int64_t>(symbols.data(), symbols.size()));
+    if (!plan.isOk()) return plan.status();
+    const std::array<uint32_t, 3> local{lz::library::kTile, lz::library::kTile, 1};
+    for (const lz::library::MatmulLaunch& one : *plan) {
+      void* const a = static_cast<float*>(args[0]) + one.aOffset;
+      void* const b = static_cast<float*>(args[1]) + one.bOffset;
+      void* const c = static_cast<float*>(args[2]) + one.cOffset;
+      std::vector<lz::KernelParam> params{
+          {true, sizeof(void*), &a}, {true, sizeof(void*), &b}, {true, sizeof(void*), &c}};
+      for (const int64_t& s : one.scalars) params.push_back({false, sizeof(int64_t), &s});
+      sdk::Status st = runtime_->launchGroups(k, params, local, one.groups, q);
+      if (!st.isOk()) return st;
+    }
+    return sdk::Status::ok();
+  }
+
   /// Before work with no stream (synchronous): everything queued on the client's streams
   /// completes first, as the ABI orders it after them.
   sdk::Status drain(const std::string& what) {
@@ -329,10 +407,12 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   std::string noDevice_;
   lz::Queue queue_ = nullptr;  ///< synchronous work
   std::string dumpDir_;
+  bool tiledMatmul_ = true;  ///< option matmul: f32 prims.matmul as the tiled kernel
   spirv::CompileOptions compileOptions_;
   std::mutex mu_;
   std::set<lz::Queue> queues_;                                          ///< the live streams'
   std::map<std::string, std::shared_ptr<lz::RuntimeModule>> programs_;  ///< by SPIR-V words
+  std::shared_ptr<lz::RuntimeModule> matmulModule_;                     ///< the tiled matmul's, once built
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 // runtime cannot do in one call.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -101,6 +102,16 @@ class Runtime {
   virtual sdk::StatusOr<std::unique_ptr<RuntimeKernel>> createKernel(std::shared_ptr<RuntimeModule> module,
                                                                      const std::string& entry, const sdk::KernelView& k,
                                                                      std::vector<std::string> checkMessages) = 0;
+  /// The kernel `entry` of a module the backend wrote itself (a library op: library/), named
+  /// `name` in messages; it has no grid and no status word.
+  virtual sdk::StatusOr<std::unique_ptr<RuntimeKernel>> createLibraryKernel(std::shared_ptr<RuntimeModule> module,
+                                                                            const std::string& entry,
+                                                                            const std::string& name) = 0;
+  /// Queues a library kernel on `q` (not waited for) over groups[0] x groups[1] x groups[2]
+  /// work-groups of local[] work-items (its module's LocalSize), with `params`.
+  virtual sdk::Status launchGroups(RuntimeKernel& k, const std::vector<KernelParam>& params,
+                                   const std::array<uint32_t, 3>& local, const std::array<uint64_t, 3>& groups,
+                                   Queue q) = 0;
   /// Queues `k` on `q` (not waited for): one work-item per grid point, the parameters of
   /// common/launch_shape.h.
   virtual sdk::Status launch(RuntimeKernel& k, const std::vector<void*>& args, const std::vector<int64_t>& symbols,

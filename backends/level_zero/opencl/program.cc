@@ -47,10 +47,10 @@ sdk::StatusOr<std::shared_ptr<Program>> buildProgram(const Device& device, const
 }
 
 sdk::StatusOr<std::unique_ptr<Kernel>> createKernel(const Api& api, std::shared_ptr<Program> program,
-                                                    const std::string& entry, const sdk::KernelView& k) {
+                                                    const std::string& entry, LaunchShape shape) {
   auto out = std::make_unique<Kernel>();
   out->api = &api;
-  out->shape = LaunchShape::of(k);
+  out->shape = std::move(shape);
   cl_int err = CL_SUCCESS;
   out->kernel = api.createKernel(program->program, entry.c_str(), &err);
   sdk::Status st = api.check(err, "kernel @" + out->shape.name + ": clCreateKernel(" + entry + ")");
@@ -86,6 +86,27 @@ sdk::Status launchKernel(Kernel& k, const std::vector<void*>& args, const std::v
   if (err == CL_SUCCESS) return sdk::Status::ok();
   return api.check(err, "kernel @" + k.shape.name + ": clEnqueueNDRangeKernel(" + std::to_string(global) +
                             " work-items" + (local ? " in groups of " + std::to_string(local) : "") + ")");
+}
+
+sdk::Status launchGroups(Kernel& k, const std::vector<KernelParam>& params, const std::array<uint32_t, 3>& local,
+                         const std::array<uint64_t, 3>& groups, cl_command_queue queue) {
+  const Api& api = *k.api;
+  std::lock_guard<std::mutex> lock(k.mu);
+  for (cl_uint i = 0; i < params.size(); ++i) {
+    const KernelParam& p = params[i];
+    const cl_int err = p.pointer ? api.setKernelArgSVMPointer(k.kernel, i, *static_cast<void* const*>(p.value))
+                                 : api.setKernelArg(k.kernel, i, p.size, p.value);
+    if (err != CL_SUCCESS) return api.check(err, k.shape.name + ": setting parameter " + std::to_string(i));
+  }
+  size_t global[3], loc[3];
+  for (int d = 0; d < 3; ++d) {
+    loc[d] = local[d];
+    global[d] = static_cast<size_t>(groups[d]) * local[d];
+  }
+  const cl_int err = api.enqueueNDRangeKernel(queue, k.kernel, 3, nullptr, global, loc, 0, nullptr, nullptr);
+  if (err == CL_SUCCESS) return sdk::Status::ok();
+  return api.check(err, k.shape.name + ": clEnqueueNDRangeKernel(" + std::to_string(groups[0]) + " x " +
+                            std::to_string(groups[1]) + " x " + std::to_string(groups[2]) + " groups)");
 }
 
 }  // namespace plugsdk::level_zero::opencl

@@ -4,6 +4,7 @@
 // them (argument pointers, the status word, the size symbols).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -43,9 +44,15 @@ struct Kernel : RuntimeKernel {
   ~Kernel() override;
 };
 
-/// The kernel `entry` of `program`, for launches of `k`.
+/// The kernel `entry` of `program`, for launches of a kernel of this shape (a library
+/// kernel's names only itself).
 sdk::StatusOr<std::unique_ptr<Kernel>> createKernel(const Api& api, std::shared_ptr<Program> program,
-                                                    const std::string& entry, const sdk::KernelView& k);
+                                                    const std::string& entry, LaunchShape shape);
+
+/// Enqueues `k` on `queue` over groups[0] x groups[1] x groups[2] work-groups of local[]
+/// work-items (the module's LocalSize), with these parameters (a library kernel).
+sdk::Status launchGroups(Kernel& k, const std::vector<KernelParam>& params, const std::array<uint32_t, 3>& local,
+                         const std::array<uint64_t, 3>& groups, cl_command_queue queue);
 
 /// Enqueues `k` on `queue` (not waited for): one work-item per grid point, the buffers'
 /// addresses (launch offsets applied) and the symbols' values as its parameters.

@@ -100,11 +100,26 @@ class OpenclRuntime : public RuntimeOn<OpenclRuntime, Device, Api> {
                                                              const std::string& entry, const sdk::KernelView& k,
                                                              std::vector<std::string> checkMessages) override {
     sdk::StatusOr<std::unique_ptr<Kernel>> kernel =
-        opencl::createKernel(api_, std::static_pointer_cast<Program>(module), entry, k);
+        opencl::createKernel(api_, std::static_pointer_cast<Program>(module), entry, LaunchShape::of(k));
     if (!kernel.isOk()) return kernel.status();
     (*kernel)->status = status_.get();
     (*kernel)->statusSlot = status_->assign(std::string(k.name()), std::move(checkMessages));
     return std::unique_ptr<RuntimeKernel>(std::move(*kernel));
+  }
+  sdk::StatusOr<std::unique_ptr<RuntimeKernel>> createLibraryKernel(std::shared_ptr<RuntimeModule> module,
+                                                                    const std::string& entry,
+                                                                    const std::string& name) override {
+    LaunchShape shape;
+    shape.name = name;
+    sdk::StatusOr<std::unique_ptr<Kernel>> kernel =
+        opencl::createKernel(api_, std::static_pointer_cast<Program>(module), entry, std::move(shape));
+    if (!kernel.isOk()) return kernel.status();
+    return std::unique_ptr<RuntimeKernel>(std::move(*kernel));
+  }
+  sdk::Status launchGroups(RuntimeKernel& k, const std::vector<KernelParam>& params,
+                           const std::array<uint32_t, 3>& local, const std::array<uint64_t, 3>& groups,
+                           Queue q) override {
+    return opencl::launchGroups(static_cast<Kernel&>(k), params, local, groups, queueOf(q));
   }
   sdk::Status launch(RuntimeKernel& k, const std::vector<void*>& args, const std::vector<int64_t>& symbols,
                      Queue q) override {

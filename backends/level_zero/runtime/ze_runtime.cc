@@ -226,6 +226,46 @@ class ZeRuntime : public RuntimeOn<ZeRuntime, Device, Api> {
     return std::unique_ptr<RuntimeKernel>(std::move(out));
   }
 
+  sdk::StatusOr<std::unique_ptr<RuntimeKernel>> createLibraryKernel(std::shared_ptr<RuntimeModule> module,
+                                                                    const std::string& entry,
+                                                                    const std::string& name) override {
+    auto out = std::make_unique<Kernel>();
+    out->api = &api_;
+    out->shape.name = name;
+    out->module = std::static_pointer_cast<Module>(module);
+    ze_kernel_desc_t desc{};
+    desc.stype = ZE_STRUCTURE_TYPE_KERNEL_DESC;
+    desc.pKernelName = entry.c_str();
+    sdk::Status st = api_.check(api_.kernelCreate(out->module->module, &desc, &out->kernel),
+                                name + ": zeKernelCreate(" + entry + ")");
+    if (!st.isOk()) return st;
+    return std::unique_ptr<RuntimeKernel>(std::move(out));
+  }
+
+  sdk::Status launchGroups(RuntimeKernel& rk, const std::vector<KernelParam>& params,
+                           const std::array<uint32_t, 3>& local, const std::array<uint64_t, 3>& groups,
+                           Queue q) override {
+    auto& k = static_cast<Kernel&>(rk);
+    const std::string& what = k.shape.name;
+    for (uint64_t g : groups)
+      if (g > std::numeric_limits<uint32_t>::max())
+        return sdk::invalidArgument(what + ": " + std::to_string(g) + " work-groups in one dim");
+    std::lock_guard<std::mutex> lock(k.mu);
+    for (uint32_t i = 0; i < params.size(); ++i) {
+      sdk::Status st = api_.check(api_.kernelSetArgumentValue(k.kernel, i, params[i].size, params[i].value),
+                                  what + ": zeKernelSetArgumentValue(parameter " + std::to_string(i) + ")");
+      if (!st.isOk()) return st;
+    }
+    sdk::Status st =
+        api_.check(api_.kernelSetGroupSize(k.kernel, local[0], local[1], local[2]), what + ": zeKernelSetGroupSize");
+    if (!st.isOk()) return st;
+    const ze_group_count_t count{static_cast<uint32_t>(groups[0]), static_cast<uint32_t>(groups[1]),
+                                 static_cast<uint32_t>(groups[2])};
+    return api_.check(api_.commandListAppendLaunchKernel(listOf(q), k.kernel, &count, nullptr, 0, nullptr),
+                      what + ": zeCommandListAppendLaunchKernel(" + std::to_string(groups[0]) + " x " +
+                          std::to_string(groups[1]) + " x " + std::to_string(groups[2]) + " groups)");
+  }
+
   sdk::Status launch(RuntimeKernel& rk, const std::vector<void*>& args, const std::vector<int64_t>& symbols,
                      Queue q) override {
     auto& k = static_cast<Kernel&>(rk);

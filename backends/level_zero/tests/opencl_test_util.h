@@ -83,7 +83,7 @@ inline Built build(Device& d, KernelStatus& status, const std::string& text,
   sdk::StatusOr<std::shared_ptr<Program>> p = buildProgram(d, sk->words, "test", "plugsdk_test", "");
   EXPECT_TRUE(p.isOk()) << p.status().message();
   if (!p.isOk()) return b;
-  sdk::StatusOr<std::unique_ptr<Kernel>> k = createKernel(d.api(), *p, sk->entry, view);
+  sdk::StatusOr<std::unique_ptr<Kernel>> k = createKernel(d.api(), *p, sk->entry, LaunchShape::of(view));
   EXPECT_TRUE(k.isOk()) << k.status().message();
   if (!k.isOk()) return b;
   b.kernel = std::move(*k);

@@ -74,7 +74,10 @@ TEST(LevelZeroPlugin, OpenCLRuntimeDescribesItsDevice) {
   ASSERT_TRUE(d.isOk()) << d.status().toString();
   const DeviceCaps& caps = (*d)->caps();
   EXPECT_NE(caps.name.find("runtime=opencl"), std::string::npos) << caps.name;
-  EXPECT_EQ(caps.libraryOps, 0u);
+  // f32 prims.matmul alone, as the tiled kernel (ABI 1.6); no epilogue on it.
+  EXPECT_EQ(caps.libraryOps, static_cast<uint32_t>(PLUGSDK_LIBRARY_MATMUL));
+  EXPECT_EQ(caps.matmulDtypes, PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F32));
+  EXPECT_EQ(caps.epilogueOps, 0u);
   EXPECT_TRUE(caps.fusesHorizontal);
   // Rows are reduced by work-groups: a reduction of few rows is split so that every compute
   // unit gets work-groups (8 rows each); with group_size=0 (a work-item per point) none is.

@@ -16,8 +16,10 @@
 
 #include <fstream>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "backends/level_zero/library/matmul_call.h"
 #include "backends/level_zero/runtime/ze_runtime.h"
 #include "backends/level_zero/tests/spirv_test_util.h"
 #include "backends/llvm_lowering/frame.h"
@@ -321,6 +323,53 @@ TEST(ZeFake, RowReductionLaunchesAWorkGroupPerPoint) {
   rt->destroyQueue(*q);
 }
 
+TEST(ZeFake, TiledMatmulLaunchesSixteenBySixteenGroupsPerTile) {
+  Fake fake;
+  std::unique_ptr<Runtime> rt = openFake();
+  ASSERT_TRUE(rt);
+  sdk::StatusOr<Queue> q = rt->createQueue();
+  ASSERT_TRUE(q.isOk());
+  sdk::StatusOr<std::vector<uint32_t>> words = library::tiledMatmulModule("plugsdk_matmul_f32_tiled");
+  ASSERT_TRUE(words.isOk()) << words.status().message();
+  sdk::StatusOr<std::shared_ptr<RuntimeModule>> m = rt->build(*words, "matmul", "plugsdk_matmul", "");
+  ASSERT_TRUE(m.isOk()) << m.status().message();
+  sdk::StatusOr<std::unique_ptr<RuntimeKernel>> k =
+      rt->createLibraryKernel(*m, "plugsdk_matmul_f32_tiled", "prims.matmul (test)");
+  ASSERT_TRUE(k.isOk()) << k.status().message();
+  EXPECT_TRUE(has(fake.takeLog(), "zeKernelCreate plugsdk_matmul_f32_tiled")) << "no kernel";
+  // A [50, 20] x [20, 70] product: 5 x 4 tiles, one launch, the 15 parameters.
+  library::MatmulCall call;
+  auto expr = [&](int64_t v) {
+    plugsdk_index_expr_t e{static_cast<uint32_t>(call.pool.size()), 1};
+    call.pool.push_back({PLUGSDK_INDEX_CONST, 0, v});
+    return e;
+  };
+  for (auto [d, r, c] : {std::tuple{&call.a, 50, 20}, std::tuple{&call.b, 20, 70}, std::tuple{&call.out, 50, 70}}) {
+    d->dtype = PLUGSDK_DTYPE_F32;
+    d->sizes = {expr(r), expr(c)};
+    d->strides = {expr(c), expr(1)};
+    d->offset = expr(0);
+  }
+  sdk::StatusOr<std::vector<library::MatmulLaunch>> plan = library::planLaunches(call, {});
+  ASSERT_TRUE(plan.isOk() && plan->size() == 1u);
+  sdk::StatusOr<void*> x = rt->allocate(PLUGSDK_MEMORY_DEVICE, 4 * 50 * 70);
+  ASSERT_TRUE(x.isOk());
+  void* const p = *x;
+  std::vector<KernelParam> params{{true, 8, &p}, {true, 8, &p}, {true, 8, &p}};
+  for (const int64_t& v : (*plan)[0].scalars) params.push_back({false, 8, &v});
+  ASSERT_TRUE(rt->launchGroups(**k, params, {16, 16, 1}, (*plan)[0].groups, *q).isOk());
+  ASSERT_TRUE(rt->finish(*q, "test").isOk());
+  const std::string log = fake.takeLog();
+  EXPECT_TRUE(has(log,
+                  "zeKernelSetArgumentValue 14 8\nzeKernelSetGroupSize 16 16 1\n"
+                  "zeCommandListAppendLaunchKernel 5 4 1\nzeCommandListHostSynchronize"))
+      << log;
+  EXPECT_EQ(log.find("zeKernelSuggestGroupSize"), std::string::npos) << log;
+  k->reset();
+  rt->free(p);
+  rt->destroyQueue(*q);
+}
+
 TEST(ZeFake, StatusWordIsReadBack) {
   Fake fake;
   std::unique_ptr<Runtime> rt = openFake();
@@ -450,7 +499,9 @@ TEST(ZeFake, PluginUsesTheLevelZeroRuntime) {
   EXPECT_NE(caps.name.find("runtime=level_zero"), std::string::npos) << caps.name;
   EXPECT_NE(caps.dtypes & PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F64), 0u);
   EXPECT_EQ(caps.memoryBytes, uint64_t{8} << 30);
-  EXPECT_EQ(caps.libraryOps, 0u);
+  // prims.matmul on f32 alone (the tiled kernel; ABI 1.6 matmul_dtypes).
+  EXPECT_EQ(caps.libraryOps, static_cast<uint32_t>(PLUGSDK_LIBRARY_MATMUL));
+  EXPECT_EQ(caps.matmulDtypes, PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F32));
   // Buffers through the plugin's copies and fills (plugin.cc: the same for both runtimes;
   // the fake copies and fills at once, so the bytes are checked).
   const plugin::Device& dev = **d;
