@@ -88,9 +88,12 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
         return sdk::invalidArgument("unknown option '" + key +
                                     "' (the level_zero plugin takes runtime, opencl, ze_loader, dump, spirv_opt, "
                                     "group_size, matmul)");
-    const std::string matmul = options.get("matmul", "tiled");
+    // Default: $PLUGSDK_LEVEL_ZERO_MATMUL, else tiled (the conformance runner passes no options).
+    const char* envMatmul = std::getenv("PLUGSDK_LEVEL_ZERO_MATMUL");
+    const std::string matmul = options.get("matmul", envMatmul && *envMatmul ? envMatmul : "tiled");
     if (matmul != "tiled" && matmul != "loops")
-      return sdk::invalidArgument("option matmul: '" + matmul + "' is not tiled or loops");
+      return sdk::invalidArgument("option matmul: '" + matmul + "' is not tiled or loops" +
+                                  (options.has("matmul") ? "" : " (from PLUGSDK_LEVEL_ZERO_MATMUL)"));
     tiledMatmul_ = matmul == "tiled";
     const std::string opt = options.get("spirv_opt", "on");
     if (opt != "on" && opt != "off") return sdk::invalidArgument("option spirv_opt: '" + opt + "' is not on or off");

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -83,6 +84,20 @@ TEST(LevelZeroMatmul, MatmulLoopsLeavesEveryMatmulToTheCore) {
   ASSERT_FALSE(bad.isOk());
   EXPECT_NE(bad.status().message().find("option matmul: 'cublas' is not tiled or loops"), std::string::npos)
       << bad.status().toString();
+  // The default comes from $PLUGSDK_LEVEL_ZERO_MATMUL (the conformance runner passes no options).
+  ASSERT_EQ(setenv("PLUGSDK_LEVEL_ZERO_MATMUL", "loops", 1), 0);
+  auto fromEnv = Device::open(*p, 0, "runtime=opencl");
+  ASSERT_EQ(setenv("PLUGSDK_LEVEL_ZERO_MATMUL", "gemm", 1), 0);
+  auto badEnv = Device::open(*p, 0, "runtime=opencl");
+  auto optionWins = Device::open(*p, 0, "runtime=opencl;matmul=tiled");
+  unsetenv("PLUGSDK_LEVEL_ZERO_MATMUL");
+  ASSERT_TRUE(fromEnv.isOk()) << fromEnv.status().toString();
+  EXPECT_EQ((*fromEnv)->caps().libraryOps, 0u);
+  ASSERT_FALSE(badEnv.isOk());
+  EXPECT_NE(badEnv.status().message().find("(from PLUGSDK_LEVEL_ZERO_MATMUL)"), std::string::npos)
+      << badEnv.status().toString();
+  ASSERT_TRUE(optionWins.isOk()) << optionWins.status().toString();
+  EXPECT_EQ((*optionWins)->caps().libraryOps, static_cast<uint32_t>(PLUGSDK_LIBRARY_MATMUL));
 }
 
 }  // namespace
