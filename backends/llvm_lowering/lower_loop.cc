@@ -145,7 +145,8 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos, Region& ou
         auto kept = keptValues_.find({static_cast<size_t>(reuse_.from[i]), slot});
         if (kept != keptValues_.end()) {
           llvm::AllocaInst* cell = kept->second.first;
-          values_[static_cast<size_t>(t.result)] = Val{b_.CreateLoad(cell->getAllocatedType(), cell), kept->second.second};
+          values_[static_cast<size_t>(t.result)] =
+              Val{b_.CreateLoad(cell->getAllocatedType(), cell), kept->second.second};
           continue;
         }
       }

@@ -198,7 +198,7 @@ class KernelLowering {
 
  private:
   static constexpr uint64_t kUnrollRounds = 8;  ///< spread: rounds unrolled up to this many
-  static constexpr int64_t kUnrollChunks = 4;    ///< chunked: full chunks unrolled up to this many
+  static constexpr int64_t kUnrollChunks = 4;   ///< chunked: full chunks unrolled up to this many
   llvm::Value* laneIota(uint32_t lanes);
   /// Marks a load of `arg` !invariant.load where the arg is never written while the kernel
   /// runs (argInvariant_), so LLVM may reuse its values across barriers and loops.

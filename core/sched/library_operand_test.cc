@@ -151,7 +151,6 @@ TEST(LibraryOperands, TransposedOperandStaysAViewOnlyWithAlignedRows) {
   }
 }
 
-
 /// Whether the batch dims of `v` (all but the last two, size 1 skipped) flatten to one stride.
 bool batchFlattens(const View& v) {
   std::vector<std::pair<int64_t, int64_t>> dims;

@@ -130,10 +130,10 @@ StatusOr<ir::Graph> splitReductions(const ir::Context& ctx, const ir::Graph& pri
       high[static_cast<size_t>(d)] = ir::SymExpr(s.paddedExtent - shape[static_cast<size_t>(d)]);
       const double inf = std::numeric_limits<double>::infinity();
       const double identity = n->op() == "prims.sum" ? 0.0 : n->op() == "prims.amax" ? -inf : inf;
-      const ir::Attribute value = n->op() == "prims.sum" && !ir::isFloating(x->type().dtype)
-                                      ? (x->type().dtype == ir::DType::kBool ? ir::Attribute::fromBool(false)
-                                                                             : ir::Attribute::fromInt(0))
-                                      : ir::Attribute::fromFloat(identity);
+      const ir::Attribute value =
+          n->op() == "prims.sum" && !ir::isFloating(x->type().dtype)
+              ? (x->type().dtype == ir::DType::kBool ? ir::Attribute::fromBool(false) : ir::Attribute::fromInt(0))
+              : ir::Attribute::fromFloat(identity);
       ASSIGN_OR_RETURN(x, append(ctx, out, "prims.pad", {x},
                                  {{"low", ir::Attribute::fromInts(low)},
                                   {"high", ir::Attribute::fromInts(high)},
