@@ -141,6 +141,8 @@ llvm::Value* KernelLowering::sinOrCos(uint32_t op, llvm::Value* a) {
 }
 
 llvm::Value* KernelLowering::maxMin(llvm::Value* a, llvm::Value* b, uint32_t dtype, bool isMax) {
+  if (isFloatDtype(dtype) && target_.nanMinMax && a->getType()->getScalarType()->isFloatTy())
+    return b_.CreateBinaryIntrinsic(isMax ? llvm::Intrinsic::maximum : llvm::Intrinsic::minimum, a, b);
   if (isFloatDtype(dtype)) {
     // maximum(a, b) = NaN if either is; else (a < b ? b : a), which keeps a on ties (-0.0 vs 0.0).
     llvm::Value* pick = isMax ? b_.CreateFCmpOLT(a, b) : b_.CreateFCmpOLT(b, a);

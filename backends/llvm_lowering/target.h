@@ -39,6 +39,12 @@ struct Target {
   /// cvt.rn.bf16.f32); otherwise the rounding is done on the bits (~7 integer operations, a
   /// GELU kernel's two bf16 roundings were a fifth of its instructions).
   bool nativeBf16 = false;
+  /// NaN-propagating f32 maximum / minimum are one instruction each (NVPTX from sm_80:
+  /// max.NaN.f32 / min.NaN.f32, what LLVM's llvm.maximum / llvm.minimum become there):
+  /// elementwise maximum and minimum, max and min reductions and their combines use the
+  /// intrinsics instead of two NaN tests and selects. They order -0 below +0 (IEEE 754-2019
+  /// maximum), where the compare-and-select keeps the first operand of equal zeros.
+  bool nanMinMax = false;
 };
 
 // Math without an inline polynomial (vector_math.h), and the polynomials' rare slow lanes,

@@ -165,6 +165,7 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
   // libdevice's erff, took 29 us); libdevice's branches on the range, per thread.
   target.libraryMath = uint64_t{1} << PLUGSDK_OP_ERF;
   target.nativeBf16 = arch.major >= 8;
+  target.nanMinMax = arch.major >= 8;  // max.NaN.f32 / min.NaN.f32 (PTX 7.0, sm_80)
   ThreadMapping mapping;
   const lowering::VectorMode mode = lowering::chooseMode(k, target);
   std::unique_ptr<BlockGroup> group;

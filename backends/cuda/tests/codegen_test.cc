@@ -436,5 +436,77 @@ TEST(CudaCodegen, MalformedIrIsAnErrorNamingTheKernel) {
       << p.status().message().substr(0, 300);
 }
 
+// NaN-propagating maximum and minimum are one instruction each from sm_80 (max.NaN.f32):
+// elementwise, in a max reduction's accumulation and in its combines across lanes, warps
+// and splits; no NaN test is left in either kernel. sm_75 keeps the compare and selects.
+TEST(CudaCodegen, NanPropagatingMaxMinAreOneInstruction) {
+  const char* text = R"(kernel @clamp(%x: f32 in, %y: f32 in, %z: f32 out) grid [s0] {
+  %0 = load %x[i0] : f32
+  %1 = load %y[i0] : f32
+  %2 = maximum %0, %1 : f32
+  %3 = minimum %2, %1 : f32
+  store %z[i0], %3
+}
+)";
+  const char* rowmax = R"(kernel @rowmax(%x: f32 in, %y: f32 out) grid [s0] {
+  loop [4096] {
+    %0 = load %x[4096*i0+r0] : f32
+    %1 = reduce max %0 : f32
+  }
+  store %y[i0], %1
+}
+)";
+  for (const char* t : {text, rowmax}) {
+    sdk::StatusOr<PtxKernel> p = ptxOf(t, PtxOptions{3, "", false});
+    ASSERT_TRUE(p.isOk()) << p.status().message();
+    EXPECT_GE(count(p->ptx, "max.NaN.f32"), 1u) << p->ptx;
+    EXPECT_EQ(count(p->ptx, "setp.nan"), 0u) << p->ptx;
+    // (The split's combine selects -inf for slots no block wrote: not a NaN rule.)
+    if (t == text) {
+      EXPECT_EQ(count(p->ptx, "selp.f32"), 0u) << p->ptx;
+    }
+  }
+  StatusOr<kernel::Kernel> k = kernel::parseKernel(text);
+  ASSERT_TRUE(k.isOk());
+  StatusOr<std::unique_ptr<plugin::EncodedKernel>> e = plugin::encodeKernel(*k);
+  ASSERT_TRUE(e.isOk());
+  sdk::StatusOr<PtxKernel> old = compileToPtx(sdk::KernelView((*e)->get()), GpuArch{7, 5}, "plugsdk_test", {});
+  ASSERT_TRUE(old.isOk()) << old.status().message();
+  EXPECT_EQ(count(old->ptx, "max.NaN"), 0u) << old->ptx;
+  EXPECT_GE(count(old->ptx, "setp.nan"), 1u) << old->ptx;
+}
+
+// vit_b_16's GELU (bias add in bf16, erf's argument scaled, bf16 out), with exp standing in
+// for erf (which takes libdevice): a memory-bound kernel whose instructions per element
+// decide its time (docs/cuda-backend.md, "Tenth session"; tools/ptx_count.py counts them in
+// a dump). Its aligned copy reads and writes bf16 4 at a time, 64-bit accesses.
+const char* kGelu = R"(kernel @gelu(%x: bf16 in, %b: f32 in, %y: bf16 out) grid [32, 197, 3072] {
+  %0 = const 0.5 : f32
+  %1 = const 1.0 : f32
+  %2 = const 0.7071067690849304 : f32
+  %3 = load %x[605184*i0+3072*i1+i2] : bf16
+  %4 = load %b[i2] : f32
+  %5 = cast %4 : bf16
+  %6 = add %3, %5 : bf16
+  %7 = cast %6 : f32
+  %8 = mul %7, %0 : f32
+  %9 = mul %7, %2 : f32
+  %10 = exp %9 : f32
+  %11 = add %1, %10 : f32
+  %12 = mul %8, %11 : f32
+  %13 = cast %12 : bf16
+  store %y[605184*i0+3072*i1+i2], %13
+}
+)";
+
+TEST(CudaCodegen, GeluKernel) {
+  sdk::StatusOr<PtxKernel> p = ptxOf(kGelu, PtxOptions{3, "", false});
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  EXPECT_EQ(p->mapping.kind, ThreadMapping::Kind::kLanesPerThread);
+  EXPECT_EQ(count(p->ptx, "ld.global.v4.u16"), 1u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, "ld.global.v4.f32"), 1u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, "st.global.v4.u16"), 1u) << p->ptx;
+}
+
 }  // namespace
 }  // namespace plugsdk::cuda
