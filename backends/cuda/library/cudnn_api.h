@@ -47,6 +47,7 @@ constexpr int kDefaultMath = 0, kTensorOpMath = 1, kFmaMath = 3;
 
 // The graph API (cudnn_graph.h): descriptor types, attribute names and attribute types.
 enum BackendType : int {
+  kPointwiseDesc = 0,
   kConvolutionDesc = 1,
   kEngineDesc = 2,
   kEngineCfgDesc = 3,
@@ -54,11 +55,19 @@ enum BackendType : int {
   kExecutionPlanDesc = 5,
   kConvForwardOpDesc = 10,
   kConvBackwardFilterOpDesc = 11,
+  kPointwiseOpDesc = 13,
   kOperationGraphDesc = 15,
   kVariantPackDesc = 16,
   kTensorDesc = 17,
+  kMatmulDesc = 18,
+  kMatmulOpDesc = 19,
+  kReductionDesc = 21,
+  kReductionOpDesc = 22,
 };
 enum BackendAttr : int {
+  kPointwiseMode = 0,
+  kPointwiseMathPrec = 1,
+  kPointwiseAxis = 9,
   kConvCompType = 100,
   kConvMode = 101,
   kConvDilations = 102,
@@ -85,21 +94,42 @@ enum BackendAttr : int {
   kConvBwdFilterDw = 715,
   kConvBwdFilterX = 716,
   kConvBwdFilterDy = 717,
+  kPointwiseOpPwDesc = 750,
+  kPointwiseOpX = 751,
+  kPointwiseOpB = 752,
+  kPointwiseOpY = 753,
+  kPointwiseOpT = 758,
   kGraphHandle = 800,
   kGraphOps = 801,
+  kGraphEngineGlobalCount = 802,
   kTensorByteAlignment = 900,
   kTensorDataType = 901,
   kTensorDimensions = 902,
   kTensorStrides = 903,
   kTensorUniqueId = 906,
+  kTensorIsVirtual = 907,
+  kTensorIsByValue = 908,
   kVariantUniqueIds = 1000,
   kVariantDataPointers = 1001,
   kVariantWorkspace = 1003,
+  kEngineOperationGraph = 1300,
+  kEngineGlobalIndex = 1301,
   kEngineNumericalNote = 1303,
+  kMatmulCompType = 1500,
+  kMatmulOpA = 1520,
+  kMatmulOpB = 1521,
+  kMatmulOpC = 1522,
+  kMatmulOpOperator = 1523,
+  kReductionOperator = 1600,
+  kReductionCompType = 1601,
+  kReductionOpX = 1610,
+  kReductionOpY = 1611,
+  kReductionOpOperator = 1612,
 };
 enum BackendAttrType : int {
   kTypeHandle = 0,
   kTypeDataType = 1,
+  kTypeBoolean = 2,
   kTypeInt64 = 3,
   kTypeFloat = 4,
   kTypeDouble = 5,
@@ -107,10 +137,18 @@ enum BackendAttrType : int {
   kTypeConvolutionMode = 7,
   kTypeHeurMode = 8,
   kTypeNumericalNote = 11,
+  kTypePointwiseMode = 14,
   kTypeBackendDescriptor = 15,
+  kTypeReductionOperator = 18,
 };
+// cudnnPointwiseMode_t, cudnnReduceTensorOp_t (the attention graph's, sdpa_graph.h)
+constexpr int kPwAdd = 0, kPwMul = 1, kPwDiv = 6, kPwSub = 9, kPwExp = 13, kPwLog = 15, kPwCmpGe = 303,
+              kPwGenIndex = 501, kPwBinarySelect = 601;
+constexpr int kReduceAdd = 0, kReduceMax = 3;
+// cudnnDataType_t beyond the float types
+constexpr int kInt32 = 4, kBoolean = 11;
 // cudnnBackendHeurMode_t, cudnnBackendNumericalNote_t
-constexpr int kHeurModeA = 3;
+constexpr int kHeurModeB = 1, kHeurModeFallback = 2, kHeurModeA = 3;
 constexpr int kNoteTensorCore = 0, kNoteDownConvertInputs = 1, kNoteReducedPrecisionReduction = 2;
 
 #define PLUGSDK_CUDNN_FUNCTIONS(X)                                                                                     \

@@ -42,12 +42,11 @@ class ConvGraphPlan {
 
  private:
   explicit ConvGraphPlan(const Api& api) : api_(api) {}
-  BackendDesc make(int type);  ///< kept for destruction with the plan
   const Api& api_;
-  std::vector<BackendDesc> owned_;
+  std::vector<BackendDesc> owned_;  ///< every descriptor of the plan (dnn_graph_builder.h)
   BackendDesc plan_ = nullptr;
   BackendDesc pack_ = nullptr;  ///< the last launch's variant pack, reused for the same pointers
-  const void* packPtrs_[4] = {nullptr, nullptr, nullptr, nullptr};
+  std::vector<const void*> packed_;
   size_t workspace_ = 0;
   std::string engine_;
 };
