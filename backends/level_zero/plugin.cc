@@ -20,8 +20,7 @@
 #include <vector>
 
 #include "backends/level_zero/common/runtime.h"
-#include "backends/level_zero/library/matmul_call.h"
-#include "backends/level_zero/library/matmul_spirv.h"
+#include "backends/level_zero/library/library_ops.h"
 #include "backends/level_zero/opencl/runtime.h"
 #include "backends/level_zero/runtime/ze_runtime.h"
 #include "backends/level_zero/spirv/lower_kernel.h"
@@ -54,9 +53,8 @@ struct LzEvent : sdk::Event {
 };
 
 struct LzExecutable : sdk::Executable {
-  std::unique_ptr<lz::RuntimeKernel> kernel;
-  /// prims.matmul: the call's descriptors; `kernel` is then the tiled kernel (library/).
-  std::unique_ptr<lz::library::MatmulCall> matmul;
+  std::unique_ptr<lz::RuntimeKernel> kernel;        ///< a kernel of the program's
+  std::unique_ptr<lz::library::LibraryOp> library;  ///< or a library call (library/)
 };
 
 /// The kernel's SPIR-V entry point, as the cuda plugin names its entries: "plugsdk_" and 16 hex
@@ -79,15 +77,17 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   /// else level_zero), opencl=LIBRARY (the ICD loader; default libOpenCL.so.1), ze_loader=LIBRARY
   /// (default libze_loader.so.1), dump=DIR (each kernel's .kir, .spv and .spvasm), spirv_opt=on|off
   /// (SPIRV-Tools' optimizer; default on), matmul=tiled|loops (f32 prims.matmul as the tiled
-  /// kernel, or the core's loop kernels; default tiled), group_size=N (row reductions' work-group size at
+  /// kernel, or the core's loop kernels; default tiled), conv=implicit|im2col (f32
+  /// prims.convolution as the implicit-GEMM kernel, or the core's expansion: im2col and a
+  /// matmul; default implicit), group_size=N (row reductions' work-group size at
   /// most: a power of two up to 1024, 0 for one work-item per point; default 64).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "runtime" && key != "opencl" && key != "ze_loader" && key != "dump" && key != "spirv_opt" &&
-          key != "group_size" && key != "matmul")
+          key != "group_size" && key != "matmul" && key != "conv")
         return sdk::invalidArgument("unknown option '" + key +
                                     "' (the level_zero plugin takes runtime, opencl, ze_loader, dump, spirv_opt, "
-                                    "group_size, matmul)");
+                                    "group_size, matmul, conv)");
     // Default: $PLUGSDK_LEVEL_ZERO_MATMUL, else tiled (the conformance runner passes no options).
     const char* envMatmul = std::getenv("PLUGSDK_LEVEL_ZERO_MATMUL");
     const std::string matmul = options.get("matmul", envMatmul && *envMatmul ? envMatmul : "tiled");
@@ -95,6 +95,13 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
       return sdk::invalidArgument("option matmul: '" + matmul + "' is not tiled or loops" +
                                   (options.has("matmul") ? "" : " (from PLUGSDK_LEVEL_ZERO_MATMUL)"));
     tiledMatmul_ = matmul == "tiled";
+    // Likewise $PLUGSDK_LEVEL_ZERO_CONV, else implicit.
+    const char* envConv = std::getenv("PLUGSDK_LEVEL_ZERO_CONV");
+    const std::string conv = options.get("conv", envConv && *envConv ? envConv : "implicit");
+    if (conv != "implicit" && conv != "im2col")
+      return sdk::invalidArgument("option conv: '" + conv + "' is not implicit or im2col" +
+                                  (options.has("conv") ? "" : " (from PLUGSDK_LEVEL_ZERO_CONV)"));
+    implicitConv_ = conv == "implicit";
     const std::string opt = options.get("spirv_opt", "on");
     if (opt != "on" && opt != "off") return sdk::invalidArgument("option spirv_opt: '" + opt + "' is not on or off");
     compileOptions_.optimize = opt == "on";
@@ -123,6 +130,7 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     if (!rt.isOk()) return rt.status();
     runtime_ = std::move(*rt);
     compileOptions_.contiguousChunks = runtime_->device().workItemsInSequence;
+    library_ = std::make_unique<lz::library::LibraryOps>(*runtime_, dumpDir_);
     sdk::StatusOr<lz::Queue> q = runtime_->createQueue();
     if (!q.isOk()) return q.status().withContext(runtime_->device().description);
     queue_ = *q;
@@ -146,11 +154,16 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     d.memoryKinds = p.memoryKinds;
     d.memoryBytes = p.memoryBytes;
     d.maxBufferBytes = p.maxAllocBytes;
-    // prims.matmul on f32 operands as the tiled kernel (library/matmul_spirv.h); the core
-    // expands other dtypes' matmuls, convolution and attention into loop kernels (ABI 1.6).
-    // Option matmul=loops: none (every matmul the core's loops; the measurements' baseline).
-    d.libraryOps = tiledMatmul_ ? PLUGSDK_LIBRARY_MATMUL : 0;
+    // prims.matmul on f32 operands as the tiled kernel (library/matmul_spirv.h, ABI 1.6
+    // matmul_dtypes) and f32 prims.convolution as the implicit GEMM (library/conv_spirv.h,
+    // ABI 1.4 convolution_dtypes; a transposed one the core rewrites as a plain convolution
+    // of its dilated input, which comes here); the core expands the other dtypes and
+    // attention. Options matmul=loops / conv=im2col leave that op to the core (the
+    // measurements' baselines: conv=im2col is im2col and a matmul when matmul is kept).
+    d.libraryOps = (tiledMatmul_ ? PLUGSDK_LIBRARY_MATMUL : 0) | (implicitConv_ ? PLUGSDK_LIBRARY_CONVOLUTION : 0);
     d.matmulDtypes = sdk::dtypeBits({PLUGSDK_DTYPE_F32});
+    d.convolutionDtypes = sdk::dtypeBits({PLUGSDK_DTYPE_F32});
+    d.convolutionSkipsTransposed = true;
     d.maxKernelStmts = 0;
     d.fusesHorizontal = true;
     d.fusesReductionEpilogue = true;
@@ -314,57 +327,27 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     return e;
   }
 
-  /// prims.matmul: the tiled kernel's module, built once per client.
+  /// f32 prims.matmul and prims.convolution (library/library_ops.h).
   sdk::StatusOr<std::unique_ptr<LzExecutable>> compileLibrary(const sdk::LibraryCall& c) override {
-    if (c.op != PLUGSDK_LIBRARY_MATMUL)
-      return sdk::unimplemented("the level_zero plugin implements prims.matmul only (library op " +
-                                std::to_string(c.op) + ")");
-    if (c.epilogue) return sdk::unimplemented("the level_zero plugin takes no epilogue on prims.matmul");
-    sdk::StatusOr<lz::library::MatmulCall> call = lz::library::MatmulCall::from(c);
-    if (!call.isOk()) return call.status();
-    const std::string entry = "plugsdk_matmul_f32_tiled";
-    std::shared_ptr<lz::RuntimeModule> module;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      module = matmulModule_;
-    }
-    if (!module) {
-      sdk::StatusOr<std::vector<uint32_t>> words = lz::library::tiledMatmulModule(entry);
-      if (!words.isOk()) return words.status();
-      if (!dumpDir_.empty()) {
-        sdk::StatusOr<std::string> text = spirv::disassemble(*words);
-        if (text.isOk()) std::ofstream(dumpDir_ + "/" + entry + ".spvasm") << *text;
-      }
-      sdk::StatusOr<std::shared_ptr<lz::RuntimeModule>> built =
-          runtime_->build(*words, "prims.matmul (" + entry + ")", entry, dumpDir_);
-      if (!built.isOk()) return built.status();
-      module = *built;
-      std::lock_guard<std::mutex> lock(mu_);
-      matmulModule_ = module;
-    }
-    sdk::StatusOr<std::unique_ptr<lz::RuntimeKernel>> kernel =
-        runtime_->createLibraryKernel(module, entry, "prims.matmul (" + entry + ")");
-    if (!kernel.isOk()) return kernel.status();
+    sdk::StatusOr<std::unique_ptr<lz::library::LibraryOp>> op = library_->compile(c);
+    if (!op.isOk()) return op.status();
     auto e = std::make_unique<LzExecutable>();
-    e->kernel = std::move(*kernel);
-    e->matmul = std::make_unique<lz::library::MatmulCall>(std::move(*call));
-    e->setLog("prims.matmul: the tiled f32 kernel (work-groups of " + std::to_string(lz::library::kTile) + " x " +
-              std::to_string(lz::library::kTile) + ", tiles in Workgroup memory) for " +
-              runtime_->device().description);
+    e->setLog((*op)->log);
+    e->library = std::move(*op);
     return e;
   }
 
   sdk::Status launch(const Launch& l) override {
-    lz::RuntimeKernel& k = *l.executable.kernel;
     std::vector<void*> args;
     for (size_t i = 0; i < l.buffers.size(); ++i) args.push_back(l.buffers[i]->ptr + l.offsets[i]);
     const std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
     auto run = [&](lz::Queue q) {
-      return l.executable.matmul ? launchMatmul(*l.executable.matmul, k, args, symbols, q)
-                                 : runtime_->launch(k, args, symbols, q);
+      return l.executable.library ? library_->launch(*l.executable.library, args, symbols, q)
+                                  : runtime_->launch(*l.executable.kernel, args, symbols, q);
     };
     if (l.stream) return run(l.stream->queue);
-    const std::string what = l.executable.matmul ? k.shape.name : "kernel @" + k.shape.name;
+    const std::string what =
+        l.executable.library ? l.executable.library->name : "kernel @" + l.executable.kernel->shape.name;
     sdk::Status st = drain(what);
     if (st.isOk()) st = run(queue_);
     if (st.isOk()) st = runtime_->finish(queue_, what);
@@ -373,28 +356,6 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   }
 
  private:
-  /// The tiled kernel's launches for one call (library/matmul_call.h): a, b, c as args 0-2.
-  sdk::Status launchMatmul(const lz::library::MatmulCall& call, lz::RuntimeKernel& k, const std::vector<void*>& args,
-                           const std::vector<int64_t>& symbols, lz::Queue q) {
-    if (args.size() != 3)
-      return sdk::invalidArgument("prims.matmul launched with " + std::to_string(args.size()) + " buffers, not 3");
-    sdk::StatusOr<std::vector<lz::library::MatmulLaunch>> plan =
-        lz::library::planLaunches(call, sdk::Span<const int64_t>(symbols.data(), symbols.size()));
-    if (!plan.isOk()) return plan.status();
-    const std::array<uint32_t, 3> local{lz::library::kTile, lz::library::kTile, 1};
-    for (const lz::library::MatmulLaunch& one : *plan) {
-      void* const a = static_cast<float*>(args[0]) + one.aOffset;
-      void* const b = static_cast<float*>(args[1]) + one.bOffset;
-      void* const c = static_cast<float*>(args[2]) + one.cOffset;
-      std::vector<lz::KernelParam> params{
-          {true, sizeof(void*), &a}, {true, sizeof(void*), &b}, {true, sizeof(void*), &c}};
-      for (const int64_t& s : one.scalars) params.push_back({false, sizeof(int64_t), &s});
-      sdk::Status st = runtime_->launchGroups(k, params, local, one.groups, q);
-      if (!st.isOk()) return st;
-    }
-    return sdk::Status::ok();
-  }
-
   /// Before work with no stream (synchronous): everything queued on the client's streams
   /// completes first, as the ABI orders it after them.
   sdk::Status drain(const std::string& what) {
@@ -410,12 +371,13 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   std::string noDevice_;
   lz::Queue queue_ = nullptr;  ///< synchronous work
   std::string dumpDir_;
-  bool tiledMatmul_ = true;  ///< option matmul: f32 prims.matmul as the tiled kernel
+  bool tiledMatmul_ = true;   ///< option matmul: f32 prims.matmul as the tiled kernel
+  bool implicitConv_ = true;  ///< option conv: f32 prims.convolution as the implicit GEMM
   spirv::CompileOptions compileOptions_;
   std::mutex mu_;
   std::set<lz::Queue> queues_;                                          ///< the live streams'
   std::map<std::string, std::shared_ptr<lz::RuntimeModule>> programs_;  ///< by SPIR-V words
-  std::shared_ptr<lz::RuntimeModule> matmulModule_;                     ///< the tiled matmul's, once built
+  std::unique_ptr<lz::library::LibraryOps> library_;                    ///< the library ops' modules
 };
 
 }  // namespace

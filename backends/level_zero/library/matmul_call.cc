@@ -5,24 +5,6 @@
 
 namespace plugsdk::level_zero::library {
 
-namespace {
-
-OperandDesc copyOperand(const plugsdk_tensor_desc_t& d) {
-  OperandDesc o;
-  o.dtype = d.dtype;
-  o.sizes.assign(d.sizes, d.sizes + d.rank);
-  o.strides.assign(d.strides, d.strides + d.rank);
-  o.offset = d.offset;
-  return o;
-}
-
-struct Values {
-  std::vector<int64_t> sizes, strides;
-  int64_t offset = 0;
-};
-
-}  // namespace
-
 sdk::StatusOr<MatmulCall> MatmulCall::from(const sdk::LibraryCall& c) {
   if (c.inputs.size() != 2 || c.outputs.size() != 1)
     return sdk::invalidArgument("prims.matmul takes 2 inputs and 1 output, not " + std::to_string(c.inputs.size()) +
@@ -48,23 +30,10 @@ sdk::StatusOr<std::vector<MatmulLaunch>> planLaunches(const MatmulCall& c, sdk::
   sdk::IndexEnv env;
   env.symbols = symbols;
   const sdk::Span<const plugsdk_index_insn_t> pool(c.pool.data(), c.pool.size());
-  auto eval = [&](const char* name, const OperandDesc& d) -> sdk::StatusOr<Values> {
-    Values v;
-    for (size_t i = 0; i < d.sizes.size(); ++i) {
-      sdk::StatusOr<int64_t> n = sdk::evalIndex(pool, d.sizes[i], env);
-      if (!n.isOk()) return n.status().withContext(std::string("prims.matmul ") + name + " size " + std::to_string(i));
-      sdk::StatusOr<int64_t> s = sdk::evalIndex(pool, d.strides[i], env);
-      if (!s.isOk())
-        return s.status().withContext(std::string("prims.matmul ") + name + " stride " + std::to_string(i));
-      v.sizes.push_back(*n);
-      v.strides.push_back(*s);
-    }
-    sdk::StatusOr<int64_t> o = sdk::evalIndex(pool, d.offset, env);
-    if (!o.isOk()) return o.status().withContext(std::string("prims.matmul ") + name + " offset");
-    v.offset = *o;
-    return v;
+  auto eval = [&](const char* name, const OperandDesc& d) {
+    return evalOperand(std::string("prims.matmul ") + name, d, pool, env);
   };
-  sdk::StatusOr<Values> a = eval("a", c.a), b = eval("b", c.b), o = eval("result", c.out);
+  sdk::StatusOr<OperandValues> a = eval("a", c.a), b = eval("b", c.b), o = eval("result", c.out);
   for (const auto* v : {&a, &b, &o})
     if (!v->isOk()) return v->status();
   const size_t r = o->sizes.size();

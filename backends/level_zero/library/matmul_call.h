@@ -9,16 +9,10 @@
 #include <vector>
 
 #include "backends/level_zero/library/matmul_spirv.h"
+#include "backends/level_zero/library/operand.h"
 #include "plugsdk/plugsdk.hpp"
 
 namespace plugsdk::level_zero::library {
-
-/// One operand's descriptor (its expressions index MatmulCall::pool).
-struct OperandDesc {
-  uint32_t dtype = 0;
-  std::vector<plugsdk_index_expr_t> sizes, strides;
-  plugsdk_index_expr_t offset{};
-};
 
 /// A copy of what compile_library borrowed: a [..., M, K], b [..., K, N], the result
 /// [..., M, N] (equal ranks >= 2, f32), and their index pool.

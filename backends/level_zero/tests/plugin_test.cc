@@ -74,8 +74,11 @@ TEST(LevelZeroPlugin, OpenCLRuntimeDescribesItsDevice) {
   ASSERT_TRUE(d.isOk()) << d.status().toString();
   const DeviceCaps& caps = (*d)->caps();
   EXPECT_NE(caps.name.find("runtime=opencl"), std::string::npos) << caps.name;
-  // f32 prims.matmul alone, as the tiled kernel (ABI 1.6); no epilogue on it.
-  EXPECT_EQ(caps.libraryOps, static_cast<uint32_t>(PLUGSDK_LIBRARY_MATMUL));
+  // f32 prims.matmul and prims.convolution alone, as the tiled kernel (ABI 1.6) and the
+  // implicit GEMM (ABI 1.4; transposed ones the core's); no epilogue on either.
+  EXPECT_EQ(caps.libraryOps, static_cast<uint32_t>(PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION));
+  EXPECT_EQ(caps.convolutionDtypes, PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F32));
+  EXPECT_TRUE(caps.convolutionSkipsTransposed);
   EXPECT_EQ(caps.matmulDtypes, PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F32));
   EXPECT_EQ(caps.epilogueOps, 0u);
   EXPECT_TRUE(caps.fusesHorizontal);

@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "backends/level_zero/library/conv_call.h"
 #include "backends/level_zero/library/matmul_call.h"
 #include "backends/level_zero/runtime/ze_runtime.h"
 #include "backends/level_zero/tests/spirv_test_util.h"
@@ -370,6 +371,57 @@ TEST(ZeFake, TiledMatmulLaunchesSixteenBySixteenGroupsPerTile) {
   rt->destroyQueue(*q);
 }
 
+TEST(ZeFake, ImplicitGemmConvLaunchesATileGroupPerImageAndGroup) {
+  Fake fake;
+  std::unique_ptr<Runtime> rt = openFake();
+  ASSERT_TRUE(rt);
+  sdk::StatusOr<Queue> q = rt->createQueue();
+  ASSERT_TRUE(q.isOk());
+  sdk::StatusOr<std::vector<uint32_t>> words = library::implicitGemmConvModule("plugsdk_conv_f32_implicit_gemm");
+  ASSERT_TRUE(words.isOk()) << words.status().message();
+  sdk::StatusOr<std::shared_ptr<RuntimeModule>> m = rt->build(*words, "conv", "plugsdk_conv", "");
+  ASSERT_TRUE(m.isOk()) << m.status().message();
+  sdk::StatusOr<std::unique_ptr<RuntimeKernel>> k =
+      rt->createLibraryKernel(*m, "plugsdk_conv_f32_implicit_gemm", "prims.convolution (test)");
+  ASSERT_TRUE(k.isOk()) << k.status().message();
+  // x [3, 6, 20, 20], w [40, 3, 3, 3], groups 2, padding 1: 400 positions (25 tiles), 20
+  // channels a group (2 tiles), 3 images x 2 groups; the 3 pointers and 38 scalars.
+  library::ConvCall call;
+  auto expr = [&](int64_t v) {
+    plugsdk_index_expr_t e{static_cast<uint32_t>(call.pool.size()), 1};
+    call.pool.push_back({PLUGSDK_INDEX_CONST, 0, v});
+    return e;
+  };
+  for (auto [d, n, c, h] :
+       {std::tuple{&call.x, 3, 6, 20}, std::tuple{&call.w, 40, 3, 3}, std::tuple{&call.out, 3, 40, 20}}) {
+    d->dtype = PLUGSDK_DTYPE_F32;
+    d->sizes = {expr(n), expr(c), expr(h), expr(h)};
+    d->strides = {expr(c * h * h), expr(h * h), expr(h), expr(1)};
+    d->offset = expr(0);
+  }
+  call.stride = {1, 1};
+  call.padding = {1, 1};
+  call.dilation = {1, 1};
+  call.groups = 2;
+  sdk::StatusOr<std::vector<library::ConvLaunch>> plan = library::planConvLaunches(call, {});
+  ASSERT_TRUE(plan.isOk() && plan->size() == 1u) << plan.status().message();
+  sdk::StatusOr<void*> x = rt->allocate(PLUGSDK_MEMORY_DEVICE, 4 * 3 * 40 * 400);
+  ASSERT_TRUE(x.isOk());
+  void* const p = *x;
+  std::vector<KernelParam> params{{true, 8, &p}, {true, 8, &p}, {true, 8, &p}};
+  for (const int64_t& v : (*plan)[0].scalars) params.push_back({false, 8, &v});
+  ASSERT_TRUE(rt->launchGroups(**k, params, {16, 16, 1}, (*plan)[0].groups, *q).isOk());
+  ASSERT_TRUE(rt->finish(*q, "test").isOk());
+  const std::string log = fake.takeLog();
+  EXPECT_TRUE(has(log,
+                  "zeKernelSetArgumentValue 40 8\nzeKernelSetGroupSize 16 16 1\n"
+                  "zeCommandListAppendLaunchKernel 25 2 6\nzeCommandListHostSynchronize"))
+      << log;
+  k->reset();
+  rt->free(p);
+  rt->destroyQueue(*q);
+}
+
 TEST(ZeFake, StatusWordIsReadBack) {
   Fake fake;
   std::unique_ptr<Runtime> rt = openFake();
@@ -499,9 +551,12 @@ TEST(ZeFake, PluginUsesTheLevelZeroRuntime) {
   EXPECT_NE(caps.name.find("runtime=level_zero"), std::string::npos) << caps.name;
   EXPECT_NE(caps.dtypes & PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F64), 0u);
   EXPECT_EQ(caps.memoryBytes, uint64_t{8} << 30);
-  // prims.matmul on f32 alone (the tiled kernel; ABI 1.6 matmul_dtypes).
-  EXPECT_EQ(caps.libraryOps, static_cast<uint32_t>(PLUGSDK_LIBRARY_MATMUL));
+  // prims.matmul and prims.convolution on f32 alone (the tiled kernel, ABI 1.6 matmul_dtypes;
+  // the implicit GEMM, ABI 1.4 convolution_dtypes, transposed ones rewritten by the core).
+  EXPECT_EQ(caps.libraryOps, static_cast<uint32_t>(PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION));
   EXPECT_EQ(caps.matmulDtypes, PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F32));
+  EXPECT_EQ(caps.convolutionDtypes, PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F32));
+  EXPECT_TRUE(caps.convolutionSkipsTransposed);
   // Buffers through the plugin's copies and fills (plugin.cc: the same for both runtimes;
   // the fake copies and fills at once, so the bytes are checked).
   const plugin::Device& dev = **d;

@@ -1,0 +1,60 @@
+// prims.convolution as an implicit GEMM in its own SPIR-V module (written with
+// spirv/module.h, the tiled matmul's shape): per image and group, Y[oc, p] = sum over r of
+// W[oc, r] X[r, p], where oc is an output channel of the group, p an output position (the
+// spatial dims flattened) and r = (input channel of the group, kernel position) the
+// reduction. One work-group of kTile x kTile work-items per kTile x kTile tile of Y (x: output
+// positions, y: output channels, z: image x group); r walked kTile at a time with W's and X's
+// tiles staged in Workgroup memory between barriers, as the matmul's A and B. X's tile is
+// the im2col gather done in the load (input position o * stride - padding + k * dilation,
+// zeros outside the input): no columns are materialized. Each stage first decomposes its
+// kTile reduction indices once (the work-items of tile row 0: channel and kernel position,
+// their offsets into W and X) into a Workgroup table, so the other work-items divide nothing.
+// Spatial dims are 1 to 3, the missing ones unit dims in front. Any strides (index
+// arithmetic), edges masked with no early return (PoCL 6.0 crashes on barriers behind one),
+// products added in r order with no fused multiply-add (ContractionOff).
+//
+// The entry point's parameters: CrossWorkgroup float* x, w, y (offsets applied), then the
+// i64 scalars of ConvScalar in order. The launch: LocalSize kTile x kTile x 1, groups
+// ceil(P / kTile) x ceil(OCg / kTile) x (images x groups, from scalar kZBase on).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "backends/level_zero/library/matmul_spirv.h"  // kTile
+#include "plugsdk/status.hpp"
+
+namespace plugsdk::level_zero::library {
+
+/// The convolution kernel's i64 parameters after its three pointers, in order. Spatial
+/// values come three each (dims 0, 1, 2; a 2-d convolution's dim 0 is a unit dim).
+enum ConvScalar : uint32_t {
+  kConvOcg,                 ///< output channels per group (the GEMM's M)
+  kConvP,                   ///< output positions per image (the GEMM's N)
+  kConvR,                   ///< the reduction: input channels per group x kernel positions
+  kConvKs,                  ///< kernel positions (K0 K1 K2)
+  kConvK1,                  ///< kernel size, dim 1
+  kConvK2,                  ///< kernel size, dim 2
+  kConvO1,                  ///< output size, dim 1
+  kConvO2,                  ///< output size, dim 2
+  kConvCg,                  ///< input channels per group
+  kConvGroups,              ///< groups (z = image x groups + group)
+  kConvZBase,               ///< z of this launch's first work-group (launches are split past kMaxConvZ)
+  kConvI0,                  ///< input size, dims 0-2
+  kConvS0 = kConvI0 + 3,    ///< stride, dims 0-2
+  kConvPad0 = kConvS0 + 3,  ///< padding (low side), dims 0-2
+  kConvD0 = kConvPad0 + 3,  ///< dilation, dims 0-2
+  kConvXN = kConvD0 + 3,    ///< x's strides: image, channel, dims 0-2
+  kConvWO = kConvXN + 5,    ///< w's strides: output channel, input channel, dims 0-2
+  kConvYN = kConvWO + 5,    ///< y's strides: image, channel, dims 0-2
+  kConvScalars = kConvYN + 5,
+};
+
+/// Work-groups along z in one launch at most (Level Zero devices often cap group counts at 65535).
+constexpr uint64_t kMaxConvZ = 65535;
+
+/// The module (validated, not optimized) whose one entry point is `entry`.
+sdk::StatusOr<std::vector<uint32_t>> implicitGemmConvModule(const std::string& entry);
+
+}  // namespace plugsdk::level_zero::library
