@@ -124,7 +124,7 @@ llvm::Value* KernelLowering::math(uint32_t op, llvm::Value* a, llvm::Value* b) {
   if (std::optional<MathFn> fn = library ? std::nullopt : mathFn(op)) {
     llvm::Value* v = nullptr;
     if (a->getType()->getScalarType()->isFloatTy())
-      v = emitMathF32(b_, *fn, a, b);
+      v = emitMathF32(b_, *fn, a, b, MathTarget{target_.exp2Intrinsic, target_.nanMinMax});
     else if (!b)
       v = emitMathF64(b_, *fn, a);
     if (v) return v;

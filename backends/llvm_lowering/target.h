@@ -45,6 +45,10 @@ struct Target {
   /// intrinsics instead of two NaN tests and selects. They order -0 below +0 (IEEE 754-2019
   /// maximum), where the compare-and-select keeps the first operand of equal zeros.
   bool nanMinMax = false;
+  /// An intrinsic (llvm::Intrinsic::ID) for 2^t of a scalar f32, |t| <= 1/2, within 2 ulp
+  /// (NVPTX: ex2.approx.ftz.f32): f32 exp reduces its argument in base 2 and takes 2^t from it
+  /// instead of the degree-6 polynomial (vector_math.h, MathTarget); 0: the polynomial.
+  unsigned exp2Intrinsic = 0;
 };
 
 // Math without an inline polynomial (vector_math.h), and the polynomials' rare slow lanes,

@@ -38,6 +38,20 @@ enum class MathFn {
   kPow,
 };
 
+/// What the target offers the f32 functions beyond IEEE arithmetic (Target's fields of the
+/// same names). Default: nothing, the portable polynomials.
+struct MathTarget {
+  /// An intrinsic (llvm::Intrinsic::ID) taking a scalar float t, |t| <= 1/2 + 2^-16, to 2^t
+  /// within 2 ulp (NVPTX: llvm.nvvm.ex2.approx.ftz.f, ex2.approx.ftz.f32; its flush of
+  /// denormals cannot matter there: 2^t is in [0.7, 1.42] and a denormal t gives 1). exp,
+  /// and erf's e^(-x^2), take 2^t from it after reducing x to n + t in base 2; 0: none.
+  unsigned exp2Intrinsic = 0;
+  /// llvm.minimum / llvm.maximum are one instruction (NVPTX sm_80: min.NaN / max.NaN): the
+  /// clamps of exp's argument use them, so a NaN passes through to the result without a
+  /// select at the end.
+  bool nanMinMax = false;
+};
+
 /// The C library name of `fn`'s f32 function ("expf", "atan2f"): what the caller calls per
 /// lane when emitMathF32 returns nullptr, and what the slow paths call.
 const char* libmNameF32(MathFn fn);
@@ -51,7 +65,8 @@ const char* libmNameF32(MathFn fn);
 /// block (the insertion point is left after the emitted code, in the join block). The
 /// builder's fast-math flags are ignored (cleared while emitting). Returns nullptr when
 /// `fn` has no inline implementation (the caller then calls libm per lane).
-llvm::Value* emitMathF32(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x, llvm::Value* y = nullptr);
+llvm::Value* emitMathF32(llvm::IRBuilderBase& b, MathFn fn, llvm::Value* x, llvm::Value* y = nullptr,
+                         const MathTarget& target = {});
 
 /// sin(x) and cos(x) of `x` (float or <N x float>) as emitMathF32 gives them, bit for bit,
 /// sharing the range reduction and the rare libm block (one branch for both).

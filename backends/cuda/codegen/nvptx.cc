@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
 #include <llvm/IR/Verifier.h>
@@ -130,6 +131,11 @@ sdk::Status linkLibdevice(llvm::Module& m, const std::string& path, const std::s
 
 const char* llvmVersionString() { return LLVM_VERSION_STRING; }
 
+bool PtxOptions::fastExpByDefault() {
+  const char* v = std::getenv("PLUGSDK_CUDA_FAST_EXP");
+  return v == nullptr || (std::string(v) != "0" && std::string(v) != "off");
+}
+
 std::string findLibdevice() {
   auto exists = [](const std::string& p) {
     struct stat st{};
@@ -166,6 +172,7 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
   target.libraryMath = uint64_t{1} << PLUGSDK_OP_ERF;
   target.nativeBf16 = arch.major >= 8;
   target.nanMinMax = arch.major >= 8;  // max.NaN.f32 / min.NaN.f32 (PTX 7.0, sm_80)
+  if (options.fastExp) target.exp2Intrinsic = llvm::Intrinsic::nvvm_ex2_approx_ftz_f;
   ThreadMapping mapping;
   const lowering::VectorMode mode = lowering::chooseMode(k, target);
   std::unique_ptr<BlockGroup> group;

@@ -29,6 +29,12 @@ struct PtxOptions {
   uint32_t lanes = 4;
   /// ThreadMapping::minBlocksPerSm of every kernel (0: ptxas decides).
   uint32_t minBlocksPerSm = 0;
+  /// f32 exp through ex2.approx.ftz.f32 of the reduced argument (lowering::Target's
+  /// exp2Intrinsic; within 2.85 ulp by the reasoning in vector_math.cc); false: the inline
+  /// polynomial. Default: on, unless $PLUGSDK_CUDA_FAST_EXP is 0 or off (the conformance
+  /// runner passes no client options, so a tier can compare both).
+  bool fastExp = fastExpByDefault();
+  static bool fastExpByDefault();
 };
 
 /// A kernel as PTX, with what the runtime needs to launch it.

@@ -49,8 +49,8 @@ void putString(std::string& s, const std::string& v) {
 std::string PtxCache::keyOf(const sdk::KernelView& k, const GpuArch& arch, const PtxOptions& options) {
   return lowering::hashParts({kCodegenVersion, buildIdentity(), llvmVersionString(), arch.name(),
                               std::to_string(options.optLevel), std::to_string(options.lanes),
-                              std::to_string(options.minBlocksPerSm), libdeviceIdentity(options.libdevice),
-                              lowering::kernelFingerprint(k)});
+                              std::to_string(options.minBlocksPerSm), options.fastExp ? "ex2" : "poly",
+                              libdeviceIdentity(options.libdevice), lowering::kernelFingerprint(k)});
 }
 
 std::string serializePtx(const PtxKernel& p) {

@@ -476,6 +476,33 @@ TEST(CudaCodegen, NanPropagatingMaxMinAreOneInstruction) {
   EXPECT_GE(count(old->ptx, "setp.nan"), 1u) << old->ptx;
 }
 
+// f32 exp is 2^n 2^t with 2^t from ex2.approx.ftz.f32 (lowering::Target::exp2Intrinsic),
+// the NaN carried through the NaN-propagating clamps (no NaN test left); the option off
+// (PtxOptions::fastExp, $PLUGSDK_CUDA_FAST_EXP=0) gives the inline polynomial again (its
+// first coefficient, 1.9875691500E-4, is 0f39506967).
+TEST(CudaCodegen, ExpTakesTheHardwareExp2) {
+  const char* text = R"(kernel @expk(%x: f32 in, %y: f32 out) grid [s0] {
+  %0 = load %x[i0] : f32
+  %1 = exp %0 : f32
+  store %y[i0], %1
+}
+)";
+  PtxOptions fast{3, "", false};
+  fast.fastExp = true;
+  sdk::StatusOr<PtxKernel> p = ptxOf(text, fast);
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  EXPECT_GE(count(p->ptx, "ex2.approx.ftz.f32"), 4u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, "0f39506967"), 0u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, "setp.nan"), 0u) << p->ptx;
+  EXPECT_GE(count(p->ptx, "max.NaN.f32"), 4u) << p->ptx;
+  PtxOptions poly = fast;
+  poly.fastExp = false;
+  sdk::StatusOr<PtxKernel> q = ptxOf(text, poly);
+  ASSERT_TRUE(q.isOk()) << q.status().message();
+  EXPECT_EQ(count(q->ptx, "ex2.approx"), 0u) << q->ptx;
+  EXPECT_GE(count(q->ptx, "0f39506967"), 1u) << q->ptx;
+}
+
 // vit_b_16's GELU (bias add in bf16, erf's argument scaled, bf16 out), with exp standing in
 // for erf (which takes libdevice): a memory-bound kernel whose instructions per element
 // decide its time (docs/cuda-backend.md, "Tenth session"; tools/ptx_count.py counts them in
