@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <string>
 
+#include "backends/level_zero/library/divide.h"
 #include "plugsdk/library_attributes.hpp"
 
 namespace plugsdk::level_zero::library {
@@ -128,6 +129,18 @@ sdk::StatusOr<std::vector<ConvLaunch>> planConvLaunches(const ConvCall& c, sdk::
   std::vector<ConvLaunch> out;
   const int64_t z = x->sizes[0] * g;
   if (ocg <= 0 || p <= 0 || z <= 0) return out;
+  // The kernel divides by multiplying (divide.h): its dividends (positions and reduction
+  // indices up to a tile past the end, z) stay below 2^31.
+  if (p + kTile > kMagicLimit || s[kConvR] + kTile > kMagicLimit || z > kMagicLimit)
+    return sdk::unimplemented("prims.convolution of " + std::to_string(p) + " output positions, a reduction of " +
+                              std::to_string(s[kConvR]) + " and " + std::to_string(z) +
+                              " images x groups: the level_zero kernel takes each below 2^31");
+  const int64_t divisors[] = {g, s[kConvO1] * s[kConvO2], s[kConvO2], ks, s[kConvK1] * s[kConvK2], s[kConvK2]};
+  for (uint32_t d = 0; d < 6; ++d) {
+    const MagicDivisor m = magicDivisor(std::max<int64_t>(divisors[d], 1));  // 0: a zero R, never divided
+    s[kConvDiv + 2 * d] = m.multiplier;
+    s[kConvDiv + 2 * d + 1] = m.shift;
+  }
   base.groups = {static_cast<uint64_t>((p + kTile - 1) / kTile), static_cast<uint64_t>((ocg + kTile - 1) / kTile), 0};
   for (int64_t from = 0; from < z; from += static_cast<int64_t>(kMaxConvZ)) {
     ConvLaunch l = base;

@@ -63,7 +63,10 @@ sdk::StatusOr<std::vector<uint32_t>> implicitGemmConvModule(const std::string& e
   auto add = [&](uint32_t a, uint32_t b) { return op(spv::Op::IAdd, i64, {a, b}); };
   auto sub = [&](uint32_t a, uint32_t b) { return op(spv::Op::ISub, i64, {a, b}); };
   auto mul = [&](uint32_t a, uint32_t b) { return op(spv::Op::IMul, i64, {a, b}); };
-  auto div = [&](uint32_t a, uint32_t b) { return op(spv::Op::UDiv, i64, {a, b}); };  // both >= 0
+  // n / d as (n * multiplier) >> shift, the pair of scalars for divisor d (divide.h).
+  auto div = [&](uint32_t n, ConvDivisor d) {
+    return op(spv::Op::ShiftRightLogical, i64, {mul(n, s[kConvDiv + 2 * d]), s[kConvDiv + 2 * d + 1]});
+  };
   auto lt = [&](uint32_t a, uint32_t b) { return op(spv::Op::SLessThan, bt, {a, b}); };
   auto both = [&](uint32_t a, uint32_t b) { return op(spv::Op::LogicalAnd, bt, {a, b}); };
   const uint32_t wg = m.constInt(u32, spv::kScopeWorkgroup);
@@ -88,12 +91,12 @@ sdk::StatusOr<std::vector<uint32_t>> implicitGemmConvModule(const std::string& e
   const uint32_t gz = op(spv::Op::CompositeExtract, i64, {wid, 2});
   const uint32_t col = add(mul(gx, tileI), lx), row = add(mul(gy, tileI), ly);  // position p, channel oc
   const uint32_t colOk = lt(col, s[kConvP]), rowOk = lt(row, s[kConvOcg]);
-  const uint32_t z = add(s[kConvZBase], gz), image = div(z, s[kConvGroups]);
+  const uint32_t z = add(s[kConvZBase], gz), image = div(z, kDivGroups);
   const uint32_t group = sub(z, mul(image, s[kConvGroups]));
   // This work-item's output position (o0, o1, o2) and where its window starts in the input.
   const uint32_t o12 = mul(s[kConvO1], s[kConvO2]);
-  const uint32_t o0 = div(col, o12), rest = sub(col, mul(o0, o12));
-  const uint32_t o1 = div(rest, s[kConvO2]), o2 = sub(rest, mul(o1, s[kConvO2]));
+  const uint32_t o0 = div(col, kDivO12), rest = sub(col, mul(o0, o12));
+  const uint32_t o1 = div(rest, kDivO2), o2 = sub(rest, mul(o1, s[kConvO2]));
   const uint32_t o[3] = {o0, o1, o2};
   uint32_t from[3];
   uint32_t xPos = add(mul(image, s[kConvXN]), mul(mul(group, s[kConvCg]), s[kConvXN + 1]));
@@ -134,9 +137,9 @@ sdk::StatusOr<std::vector<uint32_t>> implicitGemmConvModule(const std::string& e
   m.label(table);
   {
     const uint32_t r = add(t, lx);
-    const uint32_t c = div(r, s[kConvKs]), kp = sub(r, mul(c, s[kConvKs]));
-    const uint32_t k0 = div(kp, k12), kr = sub(kp, mul(k0, k12));
-    const uint32_t k1 = div(kr, s[kConvK2]), k2 = sub(kr, mul(k1, s[kConvK2]));
+    const uint32_t c = div(r, kDivKs), kp = sub(r, mul(c, s[kConvKs]));
+    const uint32_t k0 = div(kp, kDivK12), kr = sub(kp, mul(k0, k12));
+    const uint32_t k1 = div(kr, kDivK2), k2 = sub(kr, mul(k1, s[kConvK2]));
     const uint32_t k[3] = {k0, k1, k2};
     uint32_t wOff = mul(c, s[kConvWO + 1]), xOff = mul(c, s[kConvXN + 1]);
     for (int d = 0; d < 3; ++d) {

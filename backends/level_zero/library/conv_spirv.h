@@ -9,7 +9,8 @@
 // zeros outside the input): no columns are materialized. Each stage first decomposes its
 // kTile reduction indices once (the work-items of tile row 0: channel and kernel position,
 // their offsets into W and X) into a Workgroup table, so the other work-items divide nothing.
-// Spatial dims are 1 to 3, the missing ones unit dims in front. Any strides (index
+// Every division is a multiply and a shift (divide.h): dividends below 2^31. Spatial dims
+// are 1 to 3, the missing ones unit dims in front. Any strides (index
 // arithmetic), edges masked with no early return (PoCL 6.0 crashes on barriers behind one),
 // products added in r order with no fused multiply-add (ContractionOff).
 //
@@ -48,8 +49,14 @@ enum ConvScalar : uint32_t {
   kConvXN = kConvD0 + 3,    ///< x's strides: image, channel, dims 0-2
   kConvWO = kConvXN + 5,    ///< w's strides: output channel, input channel, dims 0-2
   kConvYN = kConvWO + 5,    ///< y's strides: image, channel, dims 0-2
-  kConvScalars = kConvYN + 5,
+  kConvDiv = kConvYN + 5,   ///< the divisors of ConvDivisor as (multiplier, shift) pairs (divide.h)
+  kConvScalars = kConvDiv + 12,
 };
+
+/// The kernel's divisions, each by a launch-time value through a multiplier and a shift
+/// (divide.h): z by groups, an output position by O1 O2 and by O2, a reduction index by
+/// kernel positions, by K1 K2 and by K2.
+enum ConvDivisor : uint32_t { kDivGroups, kDivO12, kDivO2, kDivKs, kDivK12, kDivK2 };
 
 /// Work-groups along z in one launch at most (Level Zero devices often cap group counts at 65535).
 constexpr uint64_t kMaxConvZ = 65535;

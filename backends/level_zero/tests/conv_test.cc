@@ -16,6 +16,7 @@
 
 #include "backends/level_zero/library/conv_call.h"
 #include "backends/level_zero/library/conv_spirv.h"
+#include "backends/level_zero/library/divide.h"
 #include "backends/level_zero/spirv/validate.h"
 #include "backends/level_zero/tests/opencl_test_util.h"
 
@@ -108,6 +109,30 @@ TEST(ImplicitGemmConv, TheModuleHasTilesATableAndThreeBarriers) {
   EXPECT_EQ(count(*text, "OpControlBarrier"), 3u) << *text;
   EXPECT_EQ(count(*text, "OpVariable %_ptr_Workgroup"), 7u) << *text;  // 2 tiles, 5 table columns
   EXPECT_EQ(count(*text, "OpFunctionParameter %ulong"), static_cast<size_t>(kConvScalars)) << *text;
+}
+
+TEST(ImplicitGemmConv, MagicDivisionIsExactBelow2To31) {
+  // Every divisor up to 3000 against dividends near each multiple of it and at the limit, and
+  // large divisors (powers of two and their neighbours, random ones) against random dividends.
+  std::mt19937_64 rng(3);
+  std::uniform_int_distribution<int64_t> n31(0, kMagicLimit - 1);
+  auto check = [&](int64_t d, int64_t n) {
+    const MagicDivisor m = magicDivisor(d);
+    ASSERT_LT(static_cast<unsigned __int128>(n) * static_cast<unsigned __int128>(m.multiplier),
+              static_cast<unsigned __int128>(1) << 63)
+        << d;
+    ASSERT_EQ(magicDivide(n, m), n / d) << n << " / " << d;
+  };
+  for (int64_t d = 1; d <= 3000; ++d) {
+    for (int64_t q : {int64_t{0}, int64_t{1}, int64_t{7}, (kMagicLimit - 1) / d})
+      for (int64_t e : {-1, 0, 1})
+        if (q * d + e >= 0 && q * d + e < kMagicLimit) check(d, q * d + e);
+    check(d, kMagicLimit - 1);
+  }
+  for (int b = 12; b < 31; ++b)
+    for (int64_t d : {(int64_t{1} << b) - 1, int64_t{1} << b, (int64_t{1} << b) + 1})
+      for (int i = 0; i < 200; ++i) check(d, n31(rng));
+  for (int i = 0; i < 20000; ++i) check(std::uniform_int_distribution<int64_t>(1, kMagicLimit - 1)(rng), n31(rng));
 }
 
 TEST(ImplicitGemmConv, AttributesFromTheCall) {
