@@ -5,7 +5,8 @@ The CUDA backend lowers each kernel's entry twice and branches on the launch's a
 (codegen/kernel_wrapper.h). This reads a dumped .ptx (PLUGSDK_CUDA_TEST_DUMP or the
 plugin's `dump` option), splits the .entry into basic blocks, follows the branch whose
 condition tests the pointers' low 4 bits to the aligned copy, and prints:
-  - the instructions of the blocks only the aligned copy reaches (`aligned`),
+  - the instructions of the blocks only the aligned copy reaches (`aligned`), and of those
+    before the copies (the thread's grid point, the alignment test),
   - for each loop among them (a block that branches back to itself) its instructions,
   - the opcodes of the largest such loop, or of the whole aligned copy without loops.
 Usage: tools/ptx_count.py FILE.ptx [--per N] [--ops]
@@ -115,6 +116,10 @@ def main():
     total = sum(count(blocks[b]) for b in mine)
     per = (lambda n: f" ({n / a.per:.1f} per element)") if a.per else (lambda n: "")
     print(f"aligned copy: {total} instructions in {len(mine)} blocks{per(total)}")
+    # Before the copies: the thread's point (the grid index divisions), the alignment test.
+    pre = reach(order, blocks, "entry") - reach(order, blocks, aligned) - reach(order, blocks, unaligned)
+    pre_n = sum(count(blocks[b]) for b in pre)
+    print(f"before the copies: {pre_n} instructions{per(pre_n)}; together{per(pre_n + total)}")
     loops = [b for b in mine if b in successors(order, blocks, b)]
     for b in loops:
         print(f"  loop {b}: {count(blocks[b])} instructions{per(count(blocks[b]))}")

@@ -109,6 +109,57 @@ std::vector<bool> loopInvariantValues(const sdk::KernelView& k, size_t loop) {
   return inv;
 }
 
+/// Every index expression of the kernel: accesses, indices, rand counters, loop extents.
+std::vector<plugsdk_index_expr_t> indexExprs(const sdk::KernelView& k) {
+  std::vector<plugsdk_index_expr_t> out;
+  for (size_t i = 0; i < k.numStmts(); ++i) {
+    const plugsdk_stmt_t& s = k.stmt(i);
+    if (s.kind == PLUGSDK_STMT_LOAD || s.kind == PLUGSDK_STMT_STORE || s.kind == PLUGSDK_STMT_INDEX ||
+        s.kind == PLUGSDK_STMT_RAND)
+      out.push_back(s.index);
+    if (s.kind == PLUGSDK_STMT_LOOP)
+      for (size_t d = 0; d < s.num_loop_sizes; ++d) out.push_back(s.loop_sizes[d]);
+  }
+  return out;
+}
+
+/// Target::collapseGrid's groups: dims d and d + 1 join when both extents are constants and
+/// every index is affine in both with i_d's coefficient i_(d+1)'s times extent d + 1, so
+/// that sum_d c_d i_d over a group is c_last times the group's row-major linear index (a
+/// loaded value in an index counts as a term without either variable). The last dim joins
+/// only when its extent is a multiple of `lanes` (the launch's threads then do not change).
+std::vector<std::pair<size_t, size_t>> collapsedGroups(const sdk::KernelView& k,
+                                                       const std::vector<std::optional<int64_t>>& extents,
+                                                       uint32_t lanes, bool collapse) {
+  const size_t rank = extents.size();
+  std::vector<std::pair<size_t, size_t>> groups;
+  const std::vector<plugsdk_index_expr_t> exprs = collapse ? indexExprs(k) : std::vector<plugsdk_index_expr_t>{};
+  const std::vector<bool> opaque(k.numValues(), true);
+  auto joins = [&](size_t d) {
+    if (!collapse || !extents[d] || !extents[d + 1] || *extents[d] <= 0 || *extents[d + 1] <= 0) return false;
+    if (d + 2 == rank && *extents[d + 1] % lanes != 0) return false;
+    for (plugsdk_index_expr_t e : exprs) {
+      const std::optional<int64_t> a =
+          staticStride(k.indexPool(), e, PLUGSDK_INDEX_GRID_VAR, static_cast<int64_t>(d), &opaque);
+      const std::optional<int64_t> b =
+          staticStride(k.indexPool(), e, PLUGSDK_INDEX_GRID_VAR, static_cast<int64_t>(d + 1), &opaque);
+      if (!a || !b || static_cast<__int128>(*a) != static_cast<__int128>(*b) * *extents[d + 1]) return false;
+    }
+    return true;
+  };
+  __int128 points = 0;  // of the group being grown (kept far from overflowing an index)
+  for (size_t d = 0; d < rank; ++d) {
+    if (!groups.empty() && joins(d - 1) && points * *extents[d] <= (__int128{1} << 48)) {
+      groups.back().second = d;
+      points *= *extents[d];
+    } else {
+      groups.emplace_back(d, d);
+      points = extents[d] ? *extents[d] : 0;
+    }
+  }
+  return groups;
+}
+
 }  // namespace
 
 const char* modeName(VectorMode m) {
@@ -377,7 +428,9 @@ sdk::Status KernelLowering::run(const std::string& entry) {
     gridExtents_.push_back(c.isOk() ? std::optional<int64_t>(*c) : std::nullopt);
   }
   for (size_t d = 0; d < k_.numGrid(); ++d)
-    gridSizes_.push_back(b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, gridArr, d), "g" + std::to_string(d)));
+    gridSizes_.push_back(target_.collapseGrid && gridExtents_[d]
+                             ? static_cast<llvm::Value*>(b_.getInt64(static_cast<uint64_t>(*gridExtents_[d])))
+                             : b_.CreateLoad(i64, b_.CreateConstGEP1_64(i64, gridArr, d), "g" + std::to_string(d)));
   // What the launch guarantees about alignment, for the vector accesses' alignment.
   if (target_.argAlign > 1)
     for (llvm::Value* p : argPtrs_) b_.CreateAlignmentAssumption(m_.getDataLayout(), p, target_.argAlign);
@@ -387,6 +440,19 @@ sdk::Status KernelLowering::run(const std::string& entry) {
 
   const size_t rank = k_.numGrid();
   const uint32_t lanes = mode_ == VectorMode::kGrid ? target_.f32Lanes : 1;
+  // Dims walked as one (Target::collapseGrid): the group's last variable is bound to the
+  // group's linear index, the others to 0, and the range analysis of index programs sees
+  // extents product and 1 (an index affine as collapsedGroups requires evaluates right).
+  gridGroups = collapsedGroups(k_, gridExtents_, lanes, target_.collapseGrid);
+  for (const auto& [first, last] : gridGroups) {
+    if (first == last) continue;
+    int64_t n = 1;
+    for (size_t d = first; d <= last; ++d) {
+      n *= *gridExtents_[d];
+      gridExtents_[d] = d == last ? std::optional<int64_t>() : std::optional<int64_t>(1);
+    }
+    gridExtents_[last] = n;
+  }
   sdk::Status st = forLoop(fn_->getArg(1), fn_->getArg(2), 1, [&](llvm::Value* outer) -> sdk::Status {
     if (target_.stopOnFailure) {
       // Another thread failed: stop early (the launch reports the first failure).
@@ -397,16 +463,19 @@ sdk::Status KernelLowering::run(const std::string& entry) {
       b_.SetInsertPoint(go);
     }
     Region r;
-    r.grid.assign(rank, nullptr);
+    r.grid.assign(rank, b_.getInt64(0));  // the dims of a group but its last
     r.replicated = mode_ == VectorMode::kLoop && target_.group;
     llvm::Value* rest = outer;
-    for (size_t d = rank; d-- > 1;) {  // outer dims, innermost first
-      if (d - 1 == 0) {
-        r.grid[0] = rest;
+    for (size_t g = gridGroups.size() - (rank > 0 ? 1 : 0); g-- > 0;) {  // outer groups, innermost first
+      const auto [first, last] = gridGroups[g];
+      if (g == 0) {
+        r.grid[last] = rest;
         break;
       }
-      r.grid[d - 1] = b_.CreateURem(rest, gridSizes_[d - 1]);
-      rest = b_.CreateUDiv(rest, gridSizes_[d - 1]);
+      llvm::Value* size = gridSizes_[first];
+      for (size_t d = first + 1; d <= last; ++d) size = b_.CreateMul(size, gridSizes_[d]);
+      r.grid[last] = b_.CreateURem(rest, size);
+      rest = b_.CreateUDiv(rest, size);
     }
     return chunked(fn_->getArg(3), fn_->getArg(4), lanes, [&](llvm::Value* base, llvm::Value* mask) {
       Region inner = r;
@@ -495,6 +564,7 @@ sdk::StatusOr<LoweredKernel> lowerKernel(llvm::LLVMContext& ctx, const sdk::Kern
   if (!st.isOk()) return st;
   out.checkMessages = l.checkMessages;
   out.splitLoop = l.splitLoop;
+  if (!l.gridGroups.empty()) out.innerGridDims = l.gridGroups.back().second - l.gridGroups.back().first + 1;
   return out;
 }
 

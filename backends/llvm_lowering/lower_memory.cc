@@ -33,6 +33,22 @@ llvm::Value* KernelLowering::fromStorage(llvm::Value* v, uint32_t dtype) {
     case PLUGSDK_DTYPE_BOOL: return b_.CreateICmpNE(v, llvm::Constant::getNullValue(t));
     case PLUGSDK_DTYPE_F16: return b_.CreateFPExt(v, like(b_.getFloatTy()));
     case PLUGSDK_DTYPE_BF16: {
+      // Pairs as 32-bit words (nativeBf16: the GPU's 16-bit registers cost an unpacking per
+      // element): the low element is the word shifted up, the high one the word masked. A
+      // vector of bf16 read as <N x bfloat> instead became two 32-bit loads on NVPTX where
+      // <N x i16> is one 64-bit load.
+      auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t);
+      if (target_.nativeBf16 && vt && vt->getNumElements() % 2 == 0) {
+        const unsigned n = vt->getNumElements();
+        llvm::Type* words = llvm::FixedVectorType::get(b_.getInt32Ty(), n / 2);
+        llvm::Value* w = b_.CreateBitCast(v, words);
+        llvm::Value* lo = b_.CreateShl(w, 16);
+        llvm::Value* hi = b_.CreateAnd(w, llvm::ConstantInt::get(words, 0xffff0000u));
+        std::vector<int> interleave;
+        for (unsigned i = 0; i < n / 2; ++i)
+          interleave.insert(interleave.end(), {static_cast<int>(i), static_cast<int>(i + n / 2)});
+        return b_.CreateBitCast(b_.CreateShuffleVector(lo, hi, interleave), like(b_.getFloatTy()));
+      }
       llvm::Value* w = b_.CreateShl(b_.CreateZExt(v, like(b_.getInt32Ty())), 16);
       return b_.CreateBitCast(w, like(b_.getFloatTy()));
     }
@@ -50,10 +66,8 @@ llvm::Value* KernelLowering::toStorage(llvm::Value* v, uint32_t dtype) {
     case PLUGSDK_DTYPE_BOOL: return b_.CreateZExt(v, like(b_.getInt8Ty()));
     case PLUGSDK_DTYPE_F16: return b_.CreateFPTrunc(v, like(b_.getHalfTy()));
     case PLUGSDK_DTYPE_BF16: {
-      if (target_.nativeBf16) {  // the target's rounding; NaN still torch's canonical quiet NaN
-        llvm::Value* r = b_.CreateBitCast(b_.CreateFPTrunc(v, like(b_.getBFloatTy())), like(b_.getInt16Ty()));
-        return b_.CreateSelect(b_.CreateFCmpUNO(v, v), llvm::ConstantInt::get(like(b_.getInt16Ty()), 0x7fc0), r);
-      }
+      if (target_.nativeBf16)  // the target's rounding, and its NaN (Target::nativeBf16)
+        return b_.CreateBitCast(b_.CreateFPTrunc(v, like(b_.getBFloatTy())), like(b_.getInt16Ty()));
       // Round to nearest even on the bits; NaN becomes the canonical quiet NaN (as torch).
       llvm::Type* i32 = like(b_.getInt32Ty());
       llvm::Value* bits = b_.CreateBitCast(v, i32);

@@ -94,6 +94,14 @@ llvm::Value* KernelLowering::roundTo(llvm::Value* v, uint32_t dtype) {
     if (t->isVectorTy()) h = llvm::VectorType::get(h, llvm::cast<llvm::VectorType>(t));
     return b_.CreateFPExt(b_.CreateFPTrunc(v, h), t);
   }
+  if (dtype == PLUGSDK_DTYPE_BF16 && target_.nativeBf16) {
+    // Rounded by the conversion and back, without the 16-bit integer unpacking of the bits
+    // (and without the canonical NaN of toStorage: a NaN stays a NaN, target.h).
+    llvm::Type* t = v->getType();
+    llvm::Type* h = b_.getBFloatTy();
+    if (t->isVectorTy()) h = llvm::VectorType::get(h, llvm::cast<llvm::VectorType>(t));
+    return b_.CreateFPExt(b_.CreateFPTrunc(v, h), t);
+  }
   if (dtype == PLUGSDK_DTYPE_BF16) return fromStorage(toStorage(v, dtype), dtype);
   return v;
 }

@@ -49,6 +49,10 @@ struct LoweredKernel {
   /// The loop statement whose chunks the launch may split over several programs of a grid
   /// point (ThreadGroup::canSplit); none when the kernel cannot be split.
   std::optional<size_t> splitLoop;
+  /// The trailing grid dims the entry's inner range [lo, hi) walks as one (their extents'
+  /// product, row-major): 1 unless Target::collapseGrid joined the last dim to its outer
+  /// neighbours; the outer points are those of the dims before them.
+  size_t innerGridDims = 1;
 };
 
 /// Lowers `k` (validated) for `target` into a new module in `ctx`, its entry named `entry`.
@@ -239,6 +243,9 @@ class KernelLowering {
 
  public:
   std::optional<size_t> splitLoop;  ///< see LoweredKernel::splitLoop
+  /// Target::collapseGrid's groups of grid dims, [first, last] each, in order (one per dim
+  /// when off); the last group is the entry's inner range.
+  std::vector<std::pair<size_t, size_t>> gridGroups;
 };
 
 }  // namespace plugsdk::lowering

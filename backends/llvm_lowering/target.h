@@ -36,8 +36,13 @@ struct Target {
   /// argument's range (a GPU thread runs one range, a vector of lanes pays for every one).
   uint64_t libraryMath = 0;
   /// An f32 -> bf16 conversion rounds to nearest even in one instruction (NVPTX from sm_80:
-  /// cvt.rn.bf16.f32); otherwise the rounding is done on the bits (~7 integer operations, a
-  /// GELU kernel's two bf16 roundings were a fifth of its instructions).
+  /// cvt.rn.bf16.f32, two values in cvt.rn.bf16x2.f32); otherwise the rounding is done on
+  /// the bits (~7 integer operations, a GELU kernel's two bf16 roundings were a fifth of its
+  /// instructions). Set, a bf16 rounding that stays in registers is that conversion and
+  /// back (fptrunc + fpext, no 16-bit unpacking), and a NaN is stored as the conversion
+  /// makes it (PTX's canonical 0x7fff, what torch's own CUDA kernels store through
+  /// __float2bfloat16) instead of the CPU's 0x7fc0: the conformance suite compares NaN as
+  /// NaN, not its bits (conformance/runner/check.cc).
   bool nativeBf16 = false;
   /// NaN-propagating f32 maximum / minimum are one instruction each (NVPTX from sm_80:
   /// max.NaN.f32 / min.NaN.f32, what LLVM's llvm.maximum / llvm.minimum become there):
@@ -49,6 +54,14 @@ struct Target {
   /// (NVPTX: ex2.approx.ftz.f32): f32 exp reduces its argument in base 2 and takes 2^t from it
   /// instead of the degree-6 polynomial (vector_math.h, MathTarget); 0: the polynomial.
   unsigned exp2Intrinsic = 0;
+  /// Grid extents that are constants are constants in the code (divisions by them are
+  /// multiplications), and nested grid dims that every index reads as one (constant extents,
+  /// each dim's stride its inner neighbour's times that one's extent, in every access,
+  /// index and rand: [32, 197, 3072] read at 605184*i0+3072*i1+i2) are walked as one dim.
+  /// When the group of the last dim grows (its extent a multiple of the lanes), the entry's
+  /// inner range [lo, hi) spans all of its dims (LoweredKernel::innerGridDims): the caller
+  /// must walk them so (the CUDA wrapper); off, the entry's arguments mean what frame.h says.
+  bool collapseGrid = false;
 };
 
 // Math without an inline polynomial (vector_math.h), and the polynomials' rare slow lanes,

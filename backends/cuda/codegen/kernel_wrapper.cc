@@ -1,6 +1,9 @@
 // The launched kernel around the lowering's entry (see kernel_wrapper.h).
 #include "backends/cuda/codegen/kernel_wrapper.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
@@ -16,7 +19,8 @@ const char* mappingName(ThreadMapping::Kind k) {
 }
 
 void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::string& entry,
-                      const std::string& alignedEntry, const std::string& name, const ThreadMapping& mapping) {
+                      const std::string& alignedEntry, const std::string& name, const ThreadMapping& mapping,
+                      size_t innerDims) {
   llvm::LLVMContext& ctx = m.getContext();
   llvm::IRBuilder<> b(ctx);
   llvm::Type* ptr = b.getPtrTy();
@@ -69,10 +73,39 @@ void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::stri
   auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), i64); };
   llvm::Value* block = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
   llvm::Value* thread = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+  // The extents: constants where the kernel has them (divisions by them become
+  // multiplications), the launch's values otherwise. inner: the entries' inner range.
+  auto extent = [&](size_t d) -> llvm::Value* {
+    sdk::StatusOr<int64_t> c = sdk::evalIndex(k.indexPool(), k.grid(d), sdk::IndexEnv{});
+    if (c.isOk()) return b.getInt64(static_cast<uint64_t>(*c));
+    return f->getArg(static_cast<unsigned>(nArgs + nSyms + d));
+  };
+  innerDims = std::min(innerDims, rank);
   llvm::Value* inner = b.getInt64(1);
-  if (rank) inner = f->getArg(static_cast<unsigned>(nArgs + nSyms + rank - 1));
+  for (size_t d = rank - innerDims; d < rank; ++d) inner = b.CreateMul(inner, extent(d));
   llvm::Value* outer = b.getInt64(1);
-  for (size_t d = 0; d + 1 < rank; ++d) outer = b.CreateMul(outer, f->getArg(static_cast<unsigned>(nArgs + nSyms + d)));
+  for (size_t d = 0; d + innerDims < rank; ++d) outer = b.CreateMul(outer, extent(d));
+  // One outer point (a rank-1 grid, or all dims in the inner range): every thread in range
+  // is in point 0, no division.
+  const bool oneOuter = llvm::isa<llvm::ConstantInt>(outer) && llvm::cast<llvm::ConstantInt>(outer)->isOne();
+  // Where every thread in range numbers below 2^32 (constant extents) and the divisor is a
+  // constant, the division is a 32-bit one (a 32-bit multiply-high instead of a 64-bit one).
+  auto narrow = [&](llvm::Value* x, llvm::Value* d, llvm::Value* count, bool rem) -> llvm::Value* {
+    auto* n = llvm::dyn_cast<llvm::ConstantInt>(count);
+    if (!n || n->getZExtValue() > UINT32_MAX || !llvm::isa<llvm::ConstantInt>(d)) return nullptr;
+    llvm::Value *x32 = b.CreateTrunc(x, b.getInt32Ty()), *d32 = b.CreateTrunc(d, b.getInt32Ty());
+    return b.CreateZExt(rem ? b.CreateURem(x32, d32) : b.CreateUDiv(x32, d32), i64);
+  };
+  auto quotient = [&](llvm::Value* x, llvm::Value* d, llvm::Value* count) {
+    if (oneOuter) return static_cast<llvm::Value*>(b.getInt64(0));
+    llvm::Value* q = narrow(x, d, count, false);
+    return q ? q : b.CreateUDiv(x, d);
+  };
+  auto remainder = [&](llvm::Value* x, llvm::Value* d, llvm::Value* count) {
+    if (oneOuter) return x;
+    llvm::Value* r = narrow(x, d, count, true);
+    return r ? r : b.CreateURem(x, d);
+  };
 
   // Which program this thread runs: outer point o, inner points [lo, hi).
   llvm::Value *o = nullptr, *lo = nullptr, *hi = nullptr, *inRange = nullptr;
@@ -90,8 +123,8 @@ void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::stri
       // block), and every block launched is a point; a warp-per-point program's warps past
       // the last point leave (they share no barrier with the others).
       inRange = perBlock && !perWarp ? b.getTrue() : b.CreateICmpULT(point, b.CreateMul(outer, inner));
-      o = b.CreateUDiv(point, inner);
-      lo = b.CreateURem(point, inner);
+      o = quotient(point, inner, b.CreateMul(outer, inner));
+      lo = remainder(point, inner, b.CreateMul(outer, inner));
       hi = b.CreateAdd(lo, b.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
       break;
     }
@@ -100,8 +133,8 @@ void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::stri
       llvm::Value* chunks = b.CreateUDiv(b.CreateAdd(inner, b.getInt64(mapping.lanes - 1)), lanes, "chunks");
       llvm::Value* t = b.CreateAdd(b.CreateMul(block, b.getInt64(mapping.blockThreads)), thread, "t");
       inRange = b.CreateICmpULT(t, b.CreateMul(outer, chunks));
-      o = b.CreateUDiv(t, chunks);
-      lo = b.CreateMul(b.CreateURem(t, chunks), lanes);
+      o = quotient(t, chunks, b.CreateMul(outer, chunks));
+      lo = b.CreateMul(remainder(t, chunks, b.CreateMul(outer, chunks)), lanes);
       hi = b.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b.CreateAdd(lo, lanes), inner);
       break;
     }

@@ -50,7 +50,10 @@ const char* mappingName(ThreadMapping::Kind k);
 
 /// Adds kernel `name` to `m`, calling `alignedEntry` when the launch meets its assumptions and
 /// `entry` otherwise (both become internal and always inlined); `alignedEntry` "": only `entry`.
+/// The entries walk the last `innerDims` grid dims as their inner range (the lowering's
+/// LoweredKernel::innerGridDims); grid extents that are constants are used as constants.
 void addKernelWrapper(llvm::Module& m, const sdk::KernelView& k, const std::string& entry,
-                      const std::string& alignedEntry, const std::string& name, const ThreadMapping& mapping);
+                      const std::string& alignedEntry, const std::string& name, const ThreadMapping& mapping,
+                      size_t innerDims = 1);
 
 }  // namespace plugsdk::cuda

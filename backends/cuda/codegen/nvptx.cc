@@ -173,6 +173,7 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
   target.nativeBf16 = arch.major >= 8;
   target.nanMinMax = arch.major >= 8;  // max.NaN.f32 / min.NaN.f32 (PTX 7.0, sm_80)
   if (options.fastExp) target.exp2Intrinsic = llvm::Intrinsic::nvvm_ex2_approx_ftz_f;
+  target.collapseGrid = true;  // the wrapper walks LoweredKernel::innerGridDims as one range
   ThreadMapping mapping;
   const lowering::VectorMode mode = lowering::chooseMode(k, target);
   std::unique_ptr<BlockGroup> group;
@@ -207,6 +208,8 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
     target.symbolDivisor = kAssumedSymbolDivisor;
     sdk::StatusOr<lowering::LoweredKernel> aligned = lowering::lowerKernel(ctx, k, target, alignedBody);
     if (!aligned.isOk()) return aligned.status().withContext(what);
+    if (aligned->innerGridDims != lowered->innerGridDims)
+      return sdk::internalError(what + ": the entry's two copies walk different grid dims");
     aligned->module->setTargetTriple(kTriple);
     aligned->module->setDataLayout(m.getDataLayout());
     if (llvm::Linker::linkModules(m, std::move(aligned->module)))
@@ -217,7 +220,7 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
     counters->setAlignment(llvm::Align(16));
   }
   mapping.minBlocksPerSm = options.minBlocksPerSm;
-  addKernelWrapper(m, k, body, alignedBody, entry, mapping);
+  addKernelWrapper(m, k, body, alignedBody, entry, mapping, lowered->innerGridDims);
   if (options.breakIr) llvm::BasicBlock::Create(ctx, "broken_on_purpose", m.getFunction(entry));
   std::string err;
   llvm::raw_string_ostream es(err);

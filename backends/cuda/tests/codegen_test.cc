@@ -383,8 +383,9 @@ TEST(CudaCodegen, PaddedAttentionRowIsReadOnce) {
   EXPECT_EQ(count(soft->ptx, "fma.rn.f32"), count(fewer->ptx, "fma.rn.f32")) << soft->ptx;
 }
 
-// bf16 results are rounded by the hardware's conversion (sm_80 and later), NaN kept as
-// torch's canonical 0x7fc0; sm_75 has no bf16 conversion and rounds on the bits.
+// bf16 results are rounded by the hardware's conversion (sm_80 and later), a NaN stored as
+// the conversion makes it (as torch's CUDA kernels do: no 0x7fc0 select, lowering::Target::
+// nativeBf16); sm_75 has no bf16 conversion and rounds on the bits, NaN made 0x7fc0.
 TEST(CudaCodegen, Bf16RoundsWithTheConversionInstruction) {
   const char* text = R"(kernel @half(%x: f32 in, %y: bf16 out) grid [s0] {
   %0 = load %x[i0] : f32
@@ -395,7 +396,8 @@ TEST(CudaCodegen, Bf16RoundsWithTheConversionInstruction) {
   sdk::StatusOr<PtxKernel> p = ptxOf(text, PtxOptions{3, "", false});
   ASSERT_TRUE(p.isOk()) << p.status().message();
   EXPECT_GE(count(p->ptx, "cvt.rn.bf16"), 1u) << p->ptx;
-  EXPECT_GE(count(p->ptx, "32704"), 1u) << "the canonical NaN (0x7fc0)\n" << p->ptx;
+  EXPECT_EQ(count(p->ptx, "32704"), 0u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, "setp.nan"), 0u) << p->ptx;
   StatusOr<kernel::Kernel> k = kernel::parseKernel(text);
   ASSERT_TRUE(k.isOk());
   StatusOr<std::unique_ptr<plugin::EncodedKernel>> e = plugin::encodeKernel(*k);
@@ -403,6 +405,7 @@ TEST(CudaCodegen, Bf16RoundsWithTheConversionInstruction) {
   sdk::StatusOr<PtxKernel> old = compileToPtx(sdk::KernelView((*e)->get()), GpuArch{7, 5}, "plugsdk_test", {});
   ASSERT_TRUE(old.isOk()) << old.status().message();
   EXPECT_EQ(count(old->ptx, "cvt.rn.bf16"), 0u) << old->ptx;
+  EXPECT_GE(count(old->ptx, "32704"), 1u) << "the CPU's canonical NaN (0x7fc0)\n" << old->ptx;
 }
 
 TEST(CudaCodegen, F64PowNeedsLibdevice) {
@@ -530,9 +533,62 @@ TEST(CudaCodegen, GeluKernel) {
   sdk::StatusOr<PtxKernel> p = ptxOf(kGelu, PtxOptions{3, "", false});
   ASSERT_TRUE(p.isOk()) << p.status().message();
   EXPECT_EQ(p->mapping.kind, ThreadMapping::Kind::kLanesPerThread);
-  EXPECT_EQ(count(p->ptx, "ld.global.v4.u16"), 1u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, "ld.global.v2.u32") + count(p->ptx, "ld.global.v2.b32") + count(p->ptx, "ld.global.v4.u16"),
+            1u)
+      << p->ptx;
   EXPECT_EQ(count(p->ptx, "ld.global.v4.f32"), 1u) << p->ptx;
-  EXPECT_EQ(count(p->ptx, "st.global.v4.u16"), 1u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, "st.global.v4.b16"), 1u) << p->ptx;
+  // Its three bf16 roundings (the bias cast, the bf16 add, the result) are conversions in
+  // f32 registers: no NaN select, no unpacking through 16-bit integers.
+  EXPECT_GE(count(p->ptx, "cvt.rn.bf16"), 3u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, "setp.nan"), 0u) << p->ptx;
+  EXPECT_EQ(count(p->ptx, "cvt.u32.u16"), 0u) << p->ptx;
+}
+
+// Grid extents that are constants are constants in the kernel, and nested dims are walked as
+// one (lowering::Target::collapseGrid). The GELU's [32, 197, 3072], read at
+// 605184*i0+3072*i1+i2 and its bias at i2: i0 and i1 nest (one index o of 6304 rows), i2
+// does not (the bias), so a thread's row and chunk are t / 768 and t % 768: constants, in
+// 32 bits (18.9M points), no division instruction and no 64-bit multiply-high (there were
+// 64-bit divisions by the extents passed as parameters, with a 32-bit fast path, and by 197).
+// Without the bias all three dims are one range: no multiply-high either. A transposed
+// access keeps the dims apart. A rank-1 grid of a symbolic size has one outer point: no
+// division either (the softmax's rows).
+TEST(CudaCodegen, GridIndicesDivideByConstantsOrNotAtAll) {
+  auto divisions = [](const std::string& ptx) {
+    return count(ptx, "div.u") + count(ptx, "div.s") + count(ptx, "rem.u") + count(ptx, "rem.s");
+  };
+  sdk::StatusOr<PtxKernel> gelu = ptxOf(kGelu, PtxOptions{3, "", false});
+  ASSERT_TRUE(gelu.isOk()) << gelu.status().message();
+  EXPECT_EQ(divisions(gelu->ptx), 0u) << gelu->ptx;
+  EXPECT_EQ(count(gelu->ptx, "mul.hi.u64"), 0u) << gelu->ptx;
+  std::string noBias = kGelu;
+  noBias.replace(noBias.find("load %b[i2]"), 11, "load %b[605184*i0+3072*i1+i2]");
+  noBias.replace(noBias.find("@gelu("), 6, "@gelu_flat(");
+  sdk::StatusOr<PtxKernel> flat = ptxOf(noBias, PtxOptions{3, "", false});
+  ASSERT_TRUE(flat.isOk()) << flat.status().message();
+  EXPECT_EQ(divisions(flat->ptx), 0u) << flat->ptx;
+  EXPECT_EQ(count(flat->ptx, "mul.hi"), 0u) << flat->ptx;
+  const char* transposed = R"(kernel @tr(%x: f32 in, %y: f32 out) grid [96, 3072] {
+  %0 = load %x[i0+96*i1] : f32
+  store %y[3072*i0+i1], %0
+}
+)";
+  sdk::StatusOr<PtxKernel> tr = ptxOf(transposed, PtxOptions{3, "", false});
+  ASSERT_TRUE(tr.isOk()) << tr.status().message();
+  EXPECT_EQ(divisions(tr->ptx), 0u) << tr->ptx;
+  EXPECT_GE(count(tr->ptx, "mul.hi"), 1u) << tr->ptx;
+  const char* rows = R"(kernel @rowsum(%x: f32 in, %y: f32 out) grid [s0] {
+  loop [200] {
+    %0 = load %x[200*i0+r0] : f32
+    %1 = reduce sum %0 : f32
+  }
+  store %y[i0], %1
+}
+)";
+  sdk::StatusOr<PtxKernel> rs = ptxOf(rows, PtxOptions{3, "", false});
+  ASSERT_TRUE(rs.isOk()) << rs.status().message();
+  EXPECT_EQ(divisions(rs->ptx), 0u) << rs->ptx;
 }
 
 }  // namespace
