@@ -17,7 +17,6 @@ sdk::StatusOr<std::vector<uint32_t>> implicitGemmConvModule(const std::string& e
   const uint32_t i64 = m.typeInt(64), u32 = m.typeInt(32), f32 = m.typeFloat(32), bt = m.typeBool();
   const uint32_t gptr = m.typePointer(spv::StorageClass::CrossWorkgroup, f32);
   const uint32_t lptr = m.typePointer(spv::StorageClass::Workgroup, f32);
-  const uint32_t lptrI = m.typePointer(spv::StorageClass::Workgroup, i64);
   std::vector<uint32_t> params{gptr, gptr, gptr};
   for (uint32_t i = 0; i < kConvScalars; ++i) params.push_back(i64);
   const uint32_t voidT = m.typeVoid();
@@ -39,9 +38,6 @@ sdk::StatusOr<std::vector<uint32_t>> implicitGemmConvModule(const std::string& e
     return v;
   };
   const uint32_t tileW = shared(f32, kTile * kTile, "tile_w"), tileX = shared(f32, kTile * kTile, "tile_x");
-  // The stage's reduction indices decomposed: W's offset, X's offset, k * dilation per dim.
-  const uint32_t tabW = shared(i64, kTile, "r_w"), tabX = shared(i64, kTile, "r_x");
-  const uint32_t tabK[3] = {shared(i64, kTile, "r_k0"), shared(i64, kTile, "r_k1"), shared(i64, kTile, "r_k2")};
 
   const uint32_t fn = m.beginFunction(voidT, fnT);
   m.name(fn, entry);
@@ -109,18 +105,7 @@ sdk::StatusOr<std::vector<uint32_t>> implicitGemmConvModule(const std::string& e
   uint32_t yAt = add(mul(image, s[kConvYN]), mul(oc, s[kConvYN + 1]));
   for (int d = 0; d < 3; ++d) yAt = add(yAt, mul(o[d], s[kConvYN + 2 + d]));
   const uint32_t k12 = mul(s[kConvK1], s[kConvK2]);
-  const uint32_t isRow0 = op(spv::Op::IEqual, bt, {ly, zeroI});
-  const uint32_t mine = add(mul(ly, tileI), lx);  // this work-item's slot in both tiles
-  const uint32_t myW = at(lptr, tileW, mine), myX = at(lptr, tileX, mine);
-  // Each tile's read addresses: row ly of W's tile, column lx of X's.
-  std::vector<uint32_t> rowW, colX;
-  for (uint32_t kk = 0; kk < kTile; ++kk) {
-    rowW.push_back(at(lptr, tileW, add(mul(ly, tileI), cI(kk))));
-    colX.push_back(at(lptr, tileX, add(cI(kk * kTile), lx)));
-  }
-
-  const uint32_t header = m.newId(), body = m.newId(), table = m.newId(), staged = m.newId(), cont = m.newId(),
-                 merge = m.newId();
+  const uint32_t header = m.newId(), body = m.newId(), cont = m.newId(), merge = m.newId();
   const uint32_t t = m.newId(), acc = m.newId(), tNext = m.newId(), accNext = m.newId();
   m.emit(spv::Op::Branch, {header});
   m.label(header);
@@ -130,30 +115,26 @@ sdk::StatusOr<std::vector<uint32_t>> implicitGemmConvModule(const std::string& e
   m.emit(spv::Op::LoopMerge, {merge, cont, spv::kLoopControlNone});
   m.emit(spv::Op::BranchConditional, {more, body, merge});
 
-  // The table: tile row 0 decomposes r = t + lx into (channel, k0, k1, k2).
-  m.label(body);
-  m.emit(spv::Op::SelectionMerge, {staged, spv::kSelectionControlNone});
-  m.emit(spv::Op::BranchConditional, {isRow0, table, staged});
-  m.label(table);
-  {
-    const uint32_t r = add(t, lx);
+  struct Decomposed {
+    uint32_t wOff, xOff, kd[3];
+  };
+  auto decompose = [&](uint32_t r) {
+    Decomposed out;
     const uint32_t c = div(r, kDivKs), kp = sub(r, mul(c, s[kConvKs]));
     const uint32_t k0 = div(kp, kDivK12), kr = sub(kp, mul(k0, k12));
     const uint32_t k1 = div(kr, kDivK2), k2 = sub(kr, mul(k1, s[kConvK2]));
     const uint32_t k[3] = {k0, k1, k2};
-    uint32_t wOff = mul(c, s[kConvWO + 1]), xOff = mul(c, s[kConvXN + 1]);
+    out.wOff = mul(c, s[kConvWO + 1]);
+    out.xOff = mul(c, s[kConvXN + 1]);
     for (int d = 0; d < 3; ++d) {
-      const uint32_t kd = mul(k[d], s[kConvD0 + d]);
-      wOff = add(wOff, mul(k[d], s[kConvWO + 2 + d]));
-      xOff = add(xOff, mul(kd, s[kConvXN + 2 + d]));
-      m.emit(spv::Op::Store, {at(lptrI, tabK[d], lx), kd});
+      out.kd[d] = mul(k[d], s[kConvD0 + d]);
+      out.wOff = add(out.wOff, mul(k[d], s[kConvWO + 2 + d]));
+      out.xOff = add(out.xOff, mul(out.kd[d], s[kConvXN + 2 + d]));
     }
-    m.emit(spv::Op::Store, {at(lptrI, tabW, lx), wOff});
-    m.emit(spv::Op::Store, {at(lptrI, tabX, lx), xOff});
-  }
-  m.emit(spv::Op::Branch, {staged});
-  m.label(staged);
-  barrier();
+    return out;
+  };
+  m.label(body);
+  const Decomposed dw = decompose(add(t, lx)), dx = decompose(add(t, ly));
   // Stage W[oc, t + lx] and X's im2col element (t + ly, p); zeros past the edges, in the
   // padding and past the input (the address clamped to the operand's first element).
   auto stage = [&](uint32_t ok, uint32_t index, uint32_t ptr, uint32_t slot) {
@@ -161,26 +142,32 @@ sdk::StatusOr<std::vector<uint32_t>> implicitGemmConvModule(const std::string& e
     const uint32_t v = m.op(spv::Op::Load, f32, aligned({op(spv::Op::InBoundsPtrAccessChain, gptr, {ptr, i})}));
     m.emit(spv::Op::Store, {slot, op(spv::Op::Select, f32, {ok, v, zeroF})});
   };
+  // Tile addresses are computed where they are used: a value live across a barrier costs
+  // PoCL a per-work-item context array (measured: the 32 read addresses of the first
+  // version were 32 such arrays, stored once and loaded at every stage).
+  const uint32_t mine = add(mul(ly, tileI), lx);  // this work-item's slot in both tiles
   const uint32_t wOk = both(rowOk, lt(add(t, lx), s[kConvR]));
-  stage(wOk, add(wRow, op(spv::Op::Load, i64, {at(lptrI, tabW, lx)})), w, myW);
+  stage(wOk, add(wRow, dw.wOff), w, at(lptr, tileW, mine));
   uint32_t xOk = both(colOk, lt(add(t, ly), s[kConvR]));
   for (int d = 0; d < 3; ++d) {
-    const uint32_t i = add(from[d], op(spv::Op::Load, i64, {at(lptrI, tabK[d], ly)}));
+    const uint32_t i = add(from[d], dx.kd[d]);
     xOk = both(xOk, both(op(spv::Op::SGreaterThanEqual, bt, {i, zeroI}), lt(i, s[kConvI0 + d])));
   }
-  stage(xOk, add(xPos, op(spv::Op::Load, i64, {at(lptrI, tabX, ly)})), x, myX);
+  stage(xOk, add(xPos, dx.xOff), x, at(lptr, tileX, mine));
   barrier();
   uint32_t sum = acc;
+  const uint32_t rowStart = mul(ly, tileI);  // row ly of W's tile, column lx of X's
   for (uint32_t kk = 0; kk < kTile; ++kk) {
-    const uint32_t product =
-        op(spv::Op::FMul, f32, {op(spv::Op::Load, f32, {rowW[kk]}), op(spv::Op::Load, f32, {colX[kk]})});
+    const uint32_t wv = op(spv::Op::Load, f32, {at(lptr, tileW, add(rowStart, cI(kk)))});
+    const uint32_t xv = op(spv::Op::Load, f32, {at(lptr, tileX, add(cI(kk * kTile), lx))});
+    const uint32_t product = op(spv::Op::FMul, f32, {wv, xv});
     if (kk + 1 < kTile) {
       sum = op(spv::Op::FAdd, f32, {sum, product});
     } else {
       m.emit(spv::Op::FAdd, {f32, accNext, sum, product});  // the header's phi names it
     }
   }
-  // The next stage overwrites the tiles and the table: every work-item must have read them.
+  // The next stage overwrites the tiles: every work-item must have read them.
   barrier();
   m.emit(spv::Op::Branch, {cont});
 

@@ -6,11 +6,11 @@
 // positions, y: output channels, z: image x group); r walked kTile at a time with W's and X's
 // tiles staged in Workgroup memory between barriers, as the matmul's A and B. X's tile is
 // the im2col gather done in the load (input position o * stride - padding + k * dilation,
-// zeros outside the input): no columns are materialized. Each stage first decomposes its
-// kTile reduction indices once (the work-items of tile row 0: channel and kernel position,
-// their offsets into W and X) into a Workgroup table, so the other work-items divide nothing.
-// Every division is a multiply and a shift (divide.h): dividends below 2^31. Spatial dims
-// are 1 to 3, the missing ones unit dims in front. Any strides (index
+// zeros outside the input): no columns are materialized. Each work-item decomposes the two
+// reduction indices it stages (channel and kernel position) itself, every division a
+// multiply and a shift (divide.h: dividends below 2^31); a Workgroup table of the stage's
+// decompositions, written by one tile row behind a third barrier, was measured slower on
+// PoCL. Spatial dims are 1 to 3, the missing ones unit dims in front. Any strides (index
 // arithmetic), edges masked with no early return (PoCL 6.0 crashes on barriers behind one),
 // products added in r order with no fused multiply-add (ContractionOff).
 //

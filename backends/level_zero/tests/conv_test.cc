@@ -1,5 +1,5 @@
-// The implicit-GEMM convolution (library/conv_*): its module (validated, Workgroup tiles and
-// the reduction table, three barriers, a fixed 16 x 16 work-group), the call's attributes and
+// The implicit-GEMM convolution (library/conv_*): its module (validated, two Workgroup tiles,
+// two barriers, no divide, a fixed 16 x 16 work-group), exact division by multiplying, the call's attributes and
 // launch plan, and its numbers on the OpenCL device (PoCL in the toolbox) against a direct
 // double-precision convolution over the same strided views: 1-, 2- and 3-d, groups
 // (depthwise included), stride, padding, dilation, permuted and offset operands, a weight
@@ -98,7 +98,7 @@ size_t count(const std::string& text, const std::string& what) {
   return n;
 }
 
-TEST(ImplicitGemmConv, TheModuleHasTilesATableAndThreeBarriers) {
+TEST(ImplicitGemmConv, TheModuleHasTwoTilesAndTwoBarriers) {
   sdk::StatusOr<std::vector<uint32_t>> words = implicitGemmConvModule("conv");
   ASSERT_TRUE(words.isOk()) << words.status().message();
   EXPECT_EQ(spirv::validatorMessage(*words, spirv::TargetEnv::kOpenCL1_2), "");
@@ -106,8 +106,9 @@ TEST(ImplicitGemmConv, TheModuleHasTilesATableAndThreeBarriers) {
   ASSERT_TRUE(text.isOk());
   EXPECT_NE(text->find("OpExecutionMode %conv LocalSize 16 16 1"), std::string::npos) << *text;
   EXPECT_NE(text->find("OpExecutionMode %conv ContractionOff"), std::string::npos) << *text;
-  EXPECT_EQ(count(*text, "OpControlBarrier"), 3u) << *text;
-  EXPECT_EQ(count(*text, "OpVariable %_ptr_Workgroup"), 7u) << *text;  // 2 tiles, 5 table columns
+  EXPECT_EQ(count(*text, "OpControlBarrier"), 2u) << *text;
+  EXPECT_EQ(count(*text, "OpVariable %_ptr_Workgroup"), 2u) << *text;
+  EXPECT_EQ(count(*text, "OpUDiv"), 0u) << *text;  // multiplies and shifts (divide.h)
   EXPECT_EQ(count(*text, "OpFunctionParameter %ulong"), static_cast<size_t>(kConvScalars)) << *text;
 }
 
