@@ -543,6 +543,17 @@ TEST(CudaCodegen, GeluKernel) {
   EXPECT_GE(count(p->ptx, "cvt.rn.bf16"), 3u) << p->ptx;
   EXPECT_EQ(count(p->ptx, "setp.nan"), 0u) << p->ptx;
   EXPECT_EQ(count(p->ptx, "cvt.u32.u16"), 0u) << p->ptx;
+  // sm_80 has cvt.rn.bf16.f32 and max.NaN.f32, not cvt.f32.bf16 (sm_90): LLVM widens by a shift there.
+  StatusOr<kernel::Kernel> k = kernel::parseKernel(kGelu);
+  ASSERT_TRUE(k.isOk());
+  StatusOr<std::unique_ptr<plugin::EncodedKernel>> e = plugin::encodeKernel(*k);
+  ASSERT_TRUE(e.isOk());
+  sdk::StatusOr<PtxKernel> a100 = compileToPtx(sdk::KernelView((*e)->get()), GpuArch{8, 0}, "plugsdk_test", {});
+  ASSERT_TRUE(a100.isOk()) << a100.status().message();
+  EXPECT_NE(a100->ptx.find(".target sm_80"), std::string::npos) << a100->ptx;
+  EXPECT_GE(count(a100->ptx, "cvt.rn.bf16.f32"), 3u) << a100->ptx;
+  EXPECT_EQ(count(a100->ptx, "cvt.f32.bf16"), 0u) << a100->ptx;
+  EXPECT_GE(count(a100->ptx, "max.NaN.f32"), 1u) << a100->ptx;
 }
 
 // Grid extents that are constants are constants in the kernel, and nested dims are walked as
