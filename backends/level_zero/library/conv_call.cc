@@ -116,7 +116,6 @@ sdk::StatusOr<std::vector<ConvLaunch>> planConvLaunches(const ConvCall& c, sdk::
   s[kConvO1] = spatial(*y, {}, 1, true, 1);
   s[kConvO2] = spatial(*y, {}, 2, true, 1);
   s[kConvCg] = cg;
-  s[kConvGroups] = g;
   s[kConvXN] = x->strides[0];
   s[kConvXN + 1] = x->strides[1];
   s[kConvWO] = w->strides[0];
@@ -127,27 +126,32 @@ sdk::StatusOr<std::vector<ConvLaunch>> planConvLaunches(const ConvCall& c, sdk::
   base.wOffset = w->offset;
   base.yOffset = y->offset;
   std::vector<ConvLaunch> out;
-  const int64_t z = x->sizes[0] * g;
-  if (ocg <= 0 || p <= 0 || z <= 0) return out;
-  // The kernel divides by multiplying (divide.h): its dividends (positions and reduction
-  // indices up to a tile past the end, z) stay below 2^31.
-  if (p + kTile > kMagicLimit || s[kConvR] + kTile > kMagicLimit || z > kMagicLimit)
-    return sdk::unimplemented("prims.convolution of " + std::to_string(p) + " output positions, a reduction of " +
-                              std::to_string(s[kConvR]) + " and " + std::to_string(z) +
-                              " images x groups: the level_zero kernel takes each below 2^31");
-  const int64_t divisors[] = {g, s[kConvO1] * s[kConvO2], s[kConvO2], ks, s[kConvK1] * s[kConvK2], s[kConvK2]};
+  const int64_t cols = x->sizes[0] * p;
+  s[kConvCols] = cols;
+  if (ocg <= 0 || cols <= 0) return out;
+  // The kernel divides by multiplying (divide.h): its dividends (columns and reduction
+  // indices, up to a tile past the end) stay below 2^31.
+  if (cols + kTile > kMagicLimit || s[kConvR] + kTile > kMagicLimit)
+    return sdk::unimplemented("prims.convolution of " + std::to_string(cols) +
+                              " images x output positions and a reduction of " + std::to_string(s[kConvR]) +
+                              ": the level_zero kernel takes each below 2^31");
+  const int64_t divisors[] = {p, s[kConvO1] * s[kConvO2], s[kConvO2], ks, s[kConvK1] * s[kConvK2], s[kConvK2]};
   for (uint32_t d = 0; d < 6; ++d) {
     const MagicDivisor m = magicDivisor(std::max<int64_t>(divisors[d], 1));  // 0: a zero R, never divided
     s[kConvDiv + 2 * d] = m.multiplier;
     s[kConvDiv + 2 * d + 1] = m.shift;
   }
-  base.groups = {static_cast<uint64_t>((p + kTile - 1) / kTile), static_cast<uint64_t>((ocg + kTile - 1) / kTile), 0};
-  for (int64_t from = 0; from < z; from += static_cast<int64_t>(kMaxConvZ)) {
-    ConvLaunch l = base;
-    l.groups[2] = static_cast<uint64_t>(std::min<int64_t>(z - from, static_cast<int64_t>(kMaxConvZ)));
-    l.scalars[kConvZBase] = from;
-    out.push_back(l);
-  }
+  // Launches of kMaxGroups work-groups at most along x (columns) and z (groups).
+  const int64_t tiles = (cols + kTile - 1) / kTile, most = static_cast<int64_t>(kMaxGroups);
+  for (int64_t gFrom = 0; gFrom < g; gFrom += most)
+    for (int64_t tFrom = 0; tFrom < tiles; tFrom += most) {
+      ConvLaunch l = base;
+      l.groups = {static_cast<uint64_t>(std::min(tiles - tFrom, most)),
+                  static_cast<uint64_t>((ocg + kTile - 1) / kTile), static_cast<uint64_t>(std::min(g - gFrom, most))};
+      l.scalars[kConvColBase] = tFrom * kTile;
+      l.scalars[kConvZBase] = gFrom;
+      out.push_back(l);
+    }
   return out;
 }
 

@@ -33,8 +33,8 @@ struct ConvLaunch {
   std::array<int64_t, kConvScalars> scalars{};
 };
 
-/// The launches for these symbol values: none when the result is empty; several when
-/// images x groups passes kMaxConvZ. An error names the operand whose expression failed or
+/// The launches for these symbol values: none when the result is empty; several when the
+/// column tiles or the groups pass kMaxGroups. An error names the operand whose expression failed or
 /// the sizes that disagree.
 sdk::StatusOr<std::vector<ConvLaunch>> planConvLaunches(const ConvCall& c, sdk::Span<const int64_t> symbols);
 

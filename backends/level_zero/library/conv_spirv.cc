@@ -85,13 +85,14 @@ sdk::StatusOr<std::vector<uint32_t>> implicitGemmConvModule(const std::string& e
   const uint32_t lx = op(spv::Op::CompositeExtract, i64, {lid, 0}), ly = op(spv::Op::CompositeExtract, i64, {lid, 1});
   const uint32_t gx = op(spv::Op::CompositeExtract, i64, {wid, 0}), gy = op(spv::Op::CompositeExtract, i64, {wid, 1});
   const uint32_t gz = op(spv::Op::CompositeExtract, i64, {wid, 2});
-  const uint32_t col = add(mul(gx, tileI), lx), row = add(mul(gy, tileI), ly);  // position p, channel oc
-  const uint32_t colOk = lt(col, s[kConvP]), rowOk = lt(row, s[kConvOcg]);
-  const uint32_t z = add(s[kConvZBase], gz), image = div(z, kDivGroups);
-  const uint32_t group = sub(z, mul(image, s[kConvGroups]));
+  const uint32_t col = add(s[kConvColBase], add(mul(gx, tileI), lx));  // image x positions + position
+  const uint32_t row = add(mul(gy, tileI), ly);                        // output channel in the group
+  const uint32_t colOk = lt(col, s[kConvCols]), rowOk = lt(row, s[kConvOcg]);
+  const uint32_t group = add(s[kConvZBase], gz);
+  const uint32_t image = div(col, kDivP), p = sub(col, mul(image, s[kConvP]));
   // This work-item's output position (o0, o1, o2) and where its window starts in the input.
   const uint32_t o12 = mul(s[kConvO1], s[kConvO2]);
-  const uint32_t o0 = div(col, kDivO12), rest = sub(col, mul(o0, o12));
+  const uint32_t o0 = div(p, kDivO12), rest = sub(p, mul(o0, o12));
   const uint32_t o1 = div(rest, kDivO2), o2 = sub(rest, mul(o1, s[kConvO2]));
   const uint32_t o[3] = {o0, o1, o2};
   uint32_t from[3];

@@ -2,8 +2,10 @@
 // spirv/module.h, the tiled matmul's shape): per image and group, Y[oc, p] = sum over r of
 // W[oc, r] X[r, p], where oc is an output channel of the group, p an output position (the
 // spatial dims flattened) and r = (input channel of the group, kernel position) the
-// reduction. One work-group of kTile x kTile work-items per kTile x kTile tile of Y (x: output
-// positions, y: output channels, z: image x group); r walked kTile at a time with W's and X's
+// reduction. The GEMM's columns are every image's output positions (image-major), so a
+// small image (a weight gradient's 3 x 3, layer4's 2 x 2) still fills the tiles. One
+// work-group of kTile x kTile work-items per kTile x kTile tile of Y (x: columns, y: output
+// channels, z: group); r walked kTile at a time with W's and X's
 // tiles staged in Workgroup memory between barriers, as the matmul's A and B. X's tile is
 // the im2col gather done in the load (input position o * stride - padding + k * dilation,
 // zeros outside the input): no columns are materialized. Each work-item decomposes the two
@@ -16,7 +18,8 @@
 //
 // The entry point's parameters: CrossWorkgroup float* x, w, y (offsets applied), then the
 // i64 scalars of ConvScalar in order. The launch: LocalSize kTile x kTile x 1, groups
-// ceil(P / kTile) x ceil(OCg / kTile) x (images x groups, from scalar kZBase on).
+// ceil(columns / kTile) x ceil(OCg / kTile) x groups, split into launches of kMaxGroups
+// along x and z (scalars kConvColBase, kConvZBase).
 #pragma once
 
 #include <cstdint>
@@ -32,7 +35,8 @@ namespace plugsdk::level_zero::library {
 /// values come three each (dims 0, 1, 2; a 2-d convolution's dim 0 is a unit dim).
 enum ConvScalar : uint32_t {
   kConvOcg,                 ///< output channels per group (the GEMM's M)
-  kConvP,                   ///< output positions per image (the GEMM's N)
+  kConvCols,                ///< images x output positions (the GEMM's N)
+  kConvP,                   ///< output positions per image
   kConvR,                   ///< the reduction: input channels per group x kernel positions
   kConvKs,                  ///< kernel positions (K0 K1 K2)
   kConvK1,                  ///< kernel size, dim 1
@@ -40,8 +44,8 @@ enum ConvScalar : uint32_t {
   kConvO1,                  ///< output size, dim 1
   kConvO2,                  ///< output size, dim 2
   kConvCg,                  ///< input channels per group
-  kConvGroups,              ///< groups (z = image x groups + group)
-  kConvZBase,               ///< z of this launch's first work-group (launches are split past kMaxConvZ)
+  kConvColBase,             ///< the column of this launch's first work-group (launches split past kMaxGroups)
+  kConvZBase,               ///< the group of this launch's first work-group (likewise)
   kConvI0,                  ///< input size, dims 0-2
   kConvS0 = kConvI0 + 3,    ///< stride, dims 0-2
   kConvPad0 = kConvS0 + 3,  ///< padding (low side), dims 0-2
@@ -54,12 +58,12 @@ enum ConvScalar : uint32_t {
 };
 
 /// The kernel's divisions, each by a launch-time value through a multiplier and a shift
-/// (divide.h): z by groups, an output position by O1 O2 and by O2, a reduction index by
-/// kernel positions, by K1 K2 and by K2.
-enum ConvDivisor : uint32_t { kDivGroups, kDivO12, kDivO2, kDivKs, kDivK12, kDivK2 };
+/// (divide.h): a column by positions per image, an output position by O1 O2 and by O2, a
+/// reduction index by kernel positions, by K1 K2 and by K2.
+enum ConvDivisor : uint32_t { kDivP, kDivO12, kDivO2, kDivKs, kDivK12, kDivK2 };
 
-/// Work-groups along z in one launch at most (Level Zero devices often cap group counts at 65535).
-constexpr uint64_t kMaxConvZ = 65535;
+/// Work-groups along x or z in one launch at most (Level Zero devices may cap group counts at 65535).
+constexpr uint64_t kMaxGroups = 65535;
 
 /// The module (validated, not optimized) whose one entry point is `entry`.
 sdk::StatusOr<std::vector<uint32_t>> implicitGemmConvModule(const std::string& entry);

@@ -181,7 +181,7 @@ TEST(ImplicitGemmConv, AttributesFromTheCall) {
   EXPECT_NE(f64.status().message().find("f32 only"), std::string::npos) << f64.status().message();
 }
 
-TEST(ImplicitGemmConv, PlanNormalizesToThreeSpatialDimsAndSplitsZ) {
+TEST(ImplicitGemmConv, PlanNormalizesToThreeSpatialDimsAndSplitsLargeGrids) {
   // 1-d: x [3, 4, 40], w [6, 2, 5], groups 2, stride 3, padding 2, dilation 2 -> y [3, 6, 12].
   const Attrs a{{3}, {2}, {2}, 2};
   const View x = rowMajor({3, 4, 40}, 5), w = rowMajor({6, 2, 5}), y = rowMajor({3, 6, 12}, 1);
@@ -189,10 +189,11 @@ TEST(ImplicitGemmConv, PlanNormalizesToThreeSpatialDimsAndSplitsZ) {
   ASSERT_TRUE(p.isOk()) << p.status().message();
   ASSERT_EQ(p->size(), 1u);
   const ConvLaunch& l = (*p)[0];
-  EXPECT_EQ(l.groups, (std::array<uint64_t, 3>{1, 1, 6}));
+  EXPECT_EQ(l.groups, (std::array<uint64_t, 3>{3, 1, 2}));  // 3 images x 12 positions, 3 channels, 2 groups
   EXPECT_EQ(l.xOffset, 5);
   EXPECT_EQ(l.yOffset, 1);
   EXPECT_EQ(l.scalars[kConvOcg], 3);
+  EXPECT_EQ(l.scalars[kConvCols], 36);
   EXPECT_EQ(l.scalars[kConvP], 12);
   EXPECT_EQ(l.scalars[kConvR], 10);
   EXPECT_EQ(l.scalars[kConvKs], 5);
@@ -207,14 +208,22 @@ TEST(ImplicitGemmConv, PlanNormalizesToThreeSpatialDimsAndSplitsZ) {
   EXPECT_EQ(l.scalars[kConvD0 + 2], 2);
   EXPECT_EQ(l.scalars[kConvXN + 1], 40);
   EXPECT_EQ(l.scalars[kConvYN + 4], 1);
-  // images x groups past kMaxConvZ: launches of kMaxConvZ at most, each with its first z.
-  const View bx = rowMajor({70000, 2, 1}), bw = rowMajor({2, 1, 1}), by = rowMajor({70000, 2, 1});
+  // Column tiles past kMaxGroups: launches of kMaxGroups tiles at most, each with its first column.
+  const View bx = rowMajor({140000, 2, 16}), bw = rowMajor({2, 1, 1}), by = rowMajor({140000, 2, 16});
   p = planConvLaunches(callOf(bx, bw, by, {{1}, {0}, {1}, 2}), {});
   ASSERT_TRUE(p.isOk()) << p.status().message();
   ASSERT_EQ(p->size(), 3u);
-  EXPECT_EQ((*p)[1].groups[2], kMaxConvZ);
-  EXPECT_EQ((*p)[1].scalars[kConvZBase], static_cast<int64_t>(kMaxConvZ));
-  EXPECT_EQ((*p)[2].groups[2], 140000 - 2 * kMaxConvZ);
+  EXPECT_EQ((*p)[1].groups, (std::array<uint64_t, 3>{kMaxGroups, 1, 2}));
+  EXPECT_EQ((*p)[1].scalars[kConvColBase], static_cast<int64_t>(kMaxGroups * kTile));
+  EXPECT_EQ((*p)[2].groups[0], 140000 - 2 * kMaxGroups);
+  // Groups past kMaxGroups likewise, along z.
+  const View gx = rowMajor({1, 70000, 3}), gw = rowMajor({70000, 1, 1});
+  p = planConvLaunches(callOf(gx, gw, gx, {{1}, {0}, {1}, 70000}), {});
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  ASSERT_EQ(p->size(), 2u);
+  EXPECT_EQ((*p)[0].groups, (std::array<uint64_t, 3>{1, 1, kMaxGroups}));
+  EXPECT_EQ((*p)[1].groups[2], 70000 - kMaxGroups);
+  EXPECT_EQ((*p)[1].scalars[kConvZBase], static_cast<int64_t>(kMaxGroups));
   // Sizes that disagree with the attributes are an error naming them.
   sdk::StatusOr<std::vector<ConvLaunch>> bad = planConvLaunches(callOf(x, w, rowMajor({3, 6, 13}), a), {});
   ASSERT_FALSE(bad.isOk());

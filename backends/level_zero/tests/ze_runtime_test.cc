@@ -384,8 +384,8 @@ TEST(ZeFake, ImplicitGemmConvLaunchesATileGroupPerImageAndGroup) {
   sdk::StatusOr<std::unique_ptr<RuntimeKernel>> k =
       rt->createLibraryKernel(*m, "plugsdk_conv_f32_implicit_gemm", "prims.convolution (test)");
   ASSERT_TRUE(k.isOk()) << k.status().message();
-  // x [3, 6, 20, 20], w [40, 3, 3, 3], groups 2, padding 1: 400 positions (25 tiles), 20
-  // channels a group (2 tiles), 3 images x 2 groups; the 3 pointers and 50 scalars.
+  // x [3, 6, 20, 20], w [40, 3, 3, 3], groups 2, padding 1: 3 images x 400 positions (75
+  // tiles), 20 channels a group (2 tiles), 2 groups; the 3 pointers and 51 scalars.
   library::ConvCall call;
   auto expr = [&](int64_t v) {
     plugsdk_index_expr_t e{static_cast<uint32_t>(call.pool.size()), 1};
@@ -414,8 +414,8 @@ TEST(ZeFake, ImplicitGemmConvLaunchesATileGroupPerImageAndGroup) {
   ASSERT_TRUE(rt->finish(*q, "test").isOk());
   const std::string log = fake.takeLog();
   EXPECT_TRUE(has(log,
-                  "zeKernelSetArgumentValue 52 8\nzeKernelSetGroupSize 16 16 1\n"
-                  "zeCommandListAppendLaunchKernel 25 2 6\nzeCommandListHostSynchronize"))
+                  "zeKernelSetArgumentValue 53 8\nzeKernelSetGroupSize 16 16 1\n"
+                  "zeCommandListAppendLaunchKernel 75 2 2\nzeCommandListHostSynchronize"))
       << log;
   k->reset();
   rt->free(p);
