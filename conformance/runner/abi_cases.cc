@@ -202,6 +202,11 @@ Outcome capabilities(const CaseContext& c) {
   if (k.epilogueOps & ~k.libraryOps) return Outcome::fail("epilogue_ops claims an op library_ops does not");
   if (k.convolutionDtypes & ~allDTypes) return Outcome::fail("convolution_dtypes has unknown bits");
   if (k.matmulDtypes & ~uint64_t{allDTypes}) return Outcome::fail("matmul_dtypes has unknown bits");
+  if (k.sdpaDtypes & ~uint64_t{allDTypes}) return Outcome::fail("sdpa_dtypes has unknown bits");
+  const uint32_t allSdpaSkips = PLUGSDK_SDPA_SKIPS_BOOL_MASK | PLUGSDK_SDPA_SKIPS_FLOAT_MASK |
+                                PLUGSDK_SDPA_SKIPS_DROPOUT | PLUGSDK_SDPA_SKIPS_CAUSAL |
+                                PLUGSDK_SDPA_SKIPS_UNEQUAL_HEAD_DIMS;
+  if (k.sdpaSkips & ~allSdpaSkips) return Outcome::fail("sdpa_skips has unknown bits");
   if (k.takesSubgraphs != (d.api().compile_subgraph != nullptr))
     return Outcome::fail("takes_subgraphs disagrees with whether compile_subgraph is in the table");
   // An older core's smaller device_info: filled only up to its struct_size (a canary after it

@@ -18,6 +18,13 @@ std::string optionsFingerprint(const CompileOptions& o) {
   s += "; transposed " + std::to_string(o.decomp.convolutionTransposed) + "; matmul dtypes";
   for (ir::DType t : o.decomp.matmulDtypes) s.append(" ").append(ir::dtypeName(t));
   s += o.decomp.matmulDtypes.empty() ? " all" : "";
+  const decomp::DecompOptions::SdpaForms& a = o.decomp.sdpa;
+  s += "; sdpa dtypes";
+  for (ir::DType t : a.dtypes) s.append(" ").append(ir::dtypeName(t));
+  s += (a.dtypes.empty() ? " all" : "") + std::string(" forms ") + std::to_string(a.boolMask) +
+       std::to_string(a.floatMask) + std::to_string(a.dropout) + std::to_string(a.causal) +
+       std::to_string(a.unequalHeadDims) + " head " + std::to_string(a.headDimMax) + " " +
+       std::to_string(a.headDimMultiple);
   const sched::FusionCaps& c = o.schedule.caps;
   s += "; depth " + std::to_string(o.decomp.maxDepth) + "; fuse " + std::to_string(c.fuse) +
        std::to_string(c.horizontal) + std::to_string(c.reductionEpilogue) + std::to_string(c.multiReduction) +

@@ -79,6 +79,33 @@ bool Decomposer::keeps(const ir::OpDef& def, const ir::AttrMap& attrs, const std
     return !inputs.empty() && inputs[0] &&
            std::find(taken.begin(), taken.end(), inputs[0]->type().dtype) != taken.end();
   }
+  if (name == "prims.sdpa") return keepsSdpa(def, attrs, inputs);
+  return true;
+}
+
+bool Decomposer::keepsSdpa(const ir::OpDef& def, const ir::AttrMap& attrs, const std::vector<V>& inputs) const {
+  const DecompOptions::SdpaForms& f = options_.sdpa;
+  if (f == DecompOptions::SdpaForms{}) return true;
+  if (inputs.size() < 3 || !inputs[0] || !inputs[2]) return false;
+  const ir::TensorType& q = inputs[0]->type();
+  const ir::TensorType& v = inputs[2]->type();
+  if (!f.dtypes.empty() && std::find(f.dtypes.begin(), f.dtypes.end(), q.dtype) == f.dtypes.end()) return false;
+  const ir::AttrReader r(def.schema, attrs);
+  if (!f.dropout && r.getFloat("dropout_p") > 0) return false;
+  if (!f.causal && r.getBool("is_causal")) return false;
+  if (inputs.size() > 3 && inputs[3] && !(inputs[3]->type().dtype == ir::DType::kBool ? f.boolMask : f.floatMask))
+    return false;
+  if (q.shape.empty() || v.shape.empty()) return false;
+  const ir::SymExpr &e = q.shape.back(), &ev = v.shape.back();
+  if (!f.unequalHeadDims && !(e == ev)) return false;
+  if (f.headDimMax > 0 || f.headDimMultiple > 1) {
+    for (const ir::SymExpr& d : {e, ev}) {
+      const std::optional<int64_t> n = d.constant();
+      if (!n) return false;
+      if (f.headDimMax > 0 && *n > f.headDimMax) return false;
+      if (f.headDimMultiple > 1 && *n % f.headDimMultiple != 0) return false;
+    }
+  }
   return true;
 }
 

@@ -85,6 +85,15 @@ struct DecompOptions {
   /// The operand dtypes of prims.matmul kept whole when it is not in `expand` (empty: every
   /// dtype); other calls are expanded, as on a device without the op (ABI 1.6 matmul_dtypes).
   std::vector<ir::DType> matmulDtypes;
+  /// The forms of prims.sdpa kept whole when it is not in `expand` (ABI 1.7's sdpa_*); other
+  /// calls are expanded into matmuls and a softmax, as on a device without the op.
+  struct SdpaForms {
+    std::vector<ir::DType> dtypes;  ///< the query dtypes taken (empty: every dtype)
+    bool boolMask = true, floatMask = true, dropout = true, causal = true, unequalHeadDims = true;
+    int64_t headDimMax = 0;       ///< E and Ev at most this (0: any)
+    int64_t headDimMultiple = 0;  ///< E and Ev multiples of this (0, 1: any); symbolic dims fail both
+    bool operator==(const SdpaForms&) const = default;
+  } sdpa;
   /// Recursion limit for rules that emit ATen-level ops.
   int maxDepth = 32;
 };
@@ -100,8 +109,10 @@ class Decomposer {
   /// form of the prim the device takes (a prims.matmul needs its operand dtype in
   /// matmulDtypes, and with a result dtype mixedMatmul;
   /// a prims.convolution needs its input dtype in convolutionDtypes, and
-  /// convolutionTransposed when transposed).
+  /// convolutionTransposed when transposed; a prims.sdpa, a form in `sdpa`).
   bool keeps(const ir::OpDef& def, const ir::AttrMap& attrs, const std::vector<V>& inputs) const;
+  /// keeps() for prims.sdpa: a form in DecompOptions::sdpa.
+  bool keepsSdpa(const ir::OpDef& def, const ir::AttrMap& attrs, const std::vector<V>& inputs) const;
   bool mixedMatmul() const { return options_.mixedMatmul; }
   /// Decomposes one application of a non-prim op into `graph` (or keeps it whole).
   StatusOr<std::vector<V>> expand(ir::Graph& graph, const ir::OpDef& def, const ir::AttrMap& attrs,

@@ -178,6 +178,74 @@ TEST(Decompose, MatmulKeepsOnlyTheDtypesTheDeviceTakes) {
   EXPECT_TRUE(matmulsOf(mms, o).empty());
 }
 
+/// The prims.sdpa nodes of `text` left whole by decomposing with `o`, each as
+/// "<dtype> e<E> ev<Ev>" plus " causal", " bool mask", " float mask", " dropout".
+std::vector<std::string> attentionsOf(const char* text, const DecompOptions& o) {
+  auto ctx = ir::makeDefaultContext();
+  auto g = text::parseGraph(*ctx, text);
+  EXPECT_TRUE(g.isOk()) << g.status().toString();
+  if (!g.isOk()) return {};
+  auto r = decompose(*ctx, makeDefaultDecompositions(), *g, o);
+  EXPECT_TRUE(r.isOk()) << r.status().toString();
+  if (!r.isOk()) return {};
+  for (size_t i = 0; i < g->outputs().size(); ++i)
+    EXPECT_EQ(r->outputs()[i]->type().toString(), g->outputs()[i]->type().toString()) << "output " << i;
+  std::vector<std::string> out;
+  for (const auto& n : r->nodes()) {
+    if (n->op() != "prims.sdpa") continue;
+    const ir::TensorType &q = n->inputs()[0]->type(), &v = n->inputs()[2]->type();
+    std::string d =
+        std::string(ir::dtypeName(q.dtype)) + " e" + q.shape.back().toString() + " ev" + v.shape.back().toString();
+    const ir::AttrReader a(n->def()->schema, n->attrs());
+    if (a.getBool("is_causal")) d += " causal";
+    if (n->inputs().size() > 3 && n->inputs()[3])
+      d += n->inputs()[3]->type().dtype == ir::DType::kBool ? " bool mask" : " float mask";
+    if (a.getFloat("dropout_p") > 0) d += " dropout";
+    out.push_back(d);
+  }
+  return out;
+}
+
+// A device whose library takes some forms of prims.sdpa (ABI 1.7 sdpa_dtypes, sdpa_skips,
+// sdpa_head_dim_max / _multiple): those stay whole, the others become matmuls and a softmax.
+TEST(Decompose, AttentionKeepsOnlyTheFormsTheDeviceTakes) {
+  const char* calls =
+      R"(graph @g(%q: bf16[2, 4, 16, 64], %k: bf16[2, 4, 16, 64], %v: bf16[2, 4, 16, 64], %v2: bf16[2, 4, 16, 32], %mb: bool[2, 4, 16, 16], %mf: bf16[2, 4, 16, 16], %qf: f32[2, 16, 64], %kf: f32[2, 16, 64], %vf: f32[2, 16, 64], %q8: bf16[2, 16, 80], %k8: bf16[2, 16, 80], %v8: bf16[2, 16, 80]) {
+  %o1, %l1 = prims.sdpa(%q, %k, %v, none)
+  %o2, %l2 = prims.sdpa(%q, %k, %v, none) {is_causal = true}
+  %o3, %l3 = prims.sdpa(%q, %k, %v, %mb)
+  %o4, %l4 = prims.sdpa(%q, %k, %v, %mf)
+  %o5, %l5 = prims.sdpa(%q, %k, %v, none) {dropout_p = 0.25}
+  %o6, %l6 = prims.sdpa(%q, %k, %v2, none)
+  %o7, %l7 = prims.sdpa(%qf, %kf, %vf, none)
+  %o8, %l8 = prims.sdpa(%q8, %k8, %v8, none)
+  return %o1, %l1, %o2, %l2, %o3, %l3, %o4, %l4, %o5, %l5, %o6, %l6, %o7, %l7, %o8, %l8
+})";
+  DecompOptions o;  // every form
+  EXPECT_EQ(attentionsOf(calls, o),
+            (std::vector<std::string>{"bf16 e64 ev64", "bf16 e64 ev64 causal", "bf16 e64 ev64 bool mask",
+                                      "bf16 e64 ev64 float mask", "bf16 e64 ev64 dropout", "bf16 e64 ev32",
+                                      "f32 e64 ev64", "bf16 e80 ev80"}));
+  // The cuda plugin's claim: f16/bf16, no mask, no dropout, head dims <= 128 in multiples of 8.
+  o.sdpa.dtypes = {ir::DType::kF16, ir::DType::kBF16};
+  o.sdpa.boolMask = o.sdpa.floatMask = o.sdpa.dropout = false;
+  o.sdpa.headDimMax = 128;
+  o.sdpa.headDimMultiple = 8;
+  EXPECT_EQ(attentionsOf(calls, o),
+            (std::vector<std::string>{"bf16 e64 ev64", "bf16 e64 ev64 causal", "bf16 e64 ev32", "bf16 e80 ev80"}));
+  o.sdpa.causal = o.sdpa.unequalHeadDims = false;
+  o.sdpa.headDimMax = 64;
+  EXPECT_EQ(attentionsOf(calls, o), (std::vector<std::string>{"bf16 e64 ev64"}));
+  o.sdpa.headDimMax = 0;
+  o.sdpa.headDimMultiple = 16;  // 80 is a multiple of 16, not of 32
+  EXPECT_EQ(attentionsOf(calls, o), (std::vector<std::string>{"bf16 e64 ev64", "bf16 e80 ev80"}));
+  o.sdpa.headDimMultiple = 32;
+  EXPECT_EQ(attentionsOf(calls, o), (std::vector<std::string>{"bf16 e64 ev64"}));
+  // `expand` still wins: none is kept.
+  o.expand = {"prims.sdpa"};
+  EXPECT_TRUE(attentionsOf(calls, o).empty());
+}
+
 TEST(Decompose, MatmulResultDtypeIsTheOperandsOrF32ForHalves) {
   auto ctx = ir::makeDefaultContext();
   for (const char* bad : {"%a: f32[4, 8], %b: f32[8, 3]) {\n  %y = prims.matmul(%a, %b) {dtype = f64}",

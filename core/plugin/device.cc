@@ -68,6 +68,13 @@ DeviceCaps capsFrom(const plugsdk_device_info_t& i) {
   }
   // ABI 1.6, likewise: an older plugin's matmul takes every dtype.
   if (i.struct_size >= PLUGSDK_STRUCT_SIZE(plugsdk_device_info_t, matmul_dtypes)) c.matmulDtypes = i.matmul_dtypes;
+  // ABI 1.7, likewise: an older plugin's attention takes every form.
+  if (i.struct_size >= PLUGSDK_STRUCT_SIZE(plugsdk_device_info_t, sdpa_head_dim_multiple)) {
+    c.sdpaDtypes = i.sdpa_dtypes;
+    c.sdpaSkips = i.sdpa_skips;
+    c.sdpaHeadDimMax = i.sdpa_head_dim_max;
+    c.sdpaHeadDimMultiple = i.sdpa_head_dim_multiple;
+  }
   return c;
 }
 

@@ -51,6 +51,12 @@ struct DeviceCaps {
   /// The operand dtypes of prims.matmul taken when libraryOps has it (ABI 1.6):
   /// PLUGSDK_DTYPE_BIT of each (0: every dtype, as older plugins).
   uint64_t matmulDtypes = 0;
+  /// The forms of prims.sdpa taken when libraryOps has it (ABI 1.7; 0: every form, as older
+  /// plugins): the query dtypes (PLUGSDK_DTYPE_BIT), plugsdk_sdpa_skip_t bits of the forms
+  /// left to the core, the head dims' bound and multiple.
+  uint64_t sdpaDtypes = 0;
+  uint32_t sdpaSkips = 0;
+  uint32_t sdpaHeadDimMax = 0, sdpaHeadDimMultiple = 0;
 
   bool supports(ir::DType t) const { return (dtypes >> static_cast<unsigned>(t)) & 1u; }
   /// True when a prims.convolution of input dtype `t` is a form the device takes (given

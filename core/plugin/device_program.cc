@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <numeric>
 #include <set>
 
 #include "core/exec/kernel_utils.h"
@@ -62,6 +63,29 @@ compile::CompileOptions optionsFor(const DeviceCaps& caps, compile::CompileOptio
     // (expanded into loops).
     if (!caps.takesMatmul(ir::DType::kF16) && !caps.takesMatmul(ir::DType::kBF16)) o.decomp.mixedMatmul = false;
   }
+  // The forms of prims.sdpa the device takes (ABI 1.7), within those `o` already asks.
+  decomp::DecompOptions::SdpaForms& a = o.decomp.sdpa;
+  if (caps.sdpaDtypes) {
+    std::vector<ir::DType> taken;
+    for (int i = 0; i < ir::kNumDTypes; ++i) {
+      const auto t = static_cast<ir::DType>(i);
+      if (((caps.sdpaDtypes >> i) & 1u) && (a.dtypes.empty() || std::count(a.dtypes.begin(), a.dtypes.end(), t)))
+        taken.push_back(t);
+    }
+    a.dtypes = std::move(taken);
+    if (a.dtypes.empty()) o.decomp.expand.insert("prims.sdpa");
+  }
+  const uint32_t skips = caps.sdpaSkips;
+  a.boolMask = a.boolMask && !(skips & PLUGSDK_SDPA_SKIPS_BOOL_MASK);
+  a.floatMask = a.floatMask && !(skips & PLUGSDK_SDPA_SKIPS_FLOAT_MASK);
+  a.dropout = a.dropout && !(skips & PLUGSDK_SDPA_SKIPS_DROPOUT);
+  a.causal = a.causal && !(skips & PLUGSDK_SDPA_SKIPS_CAUSAL);
+  a.unequalHeadDims = a.unequalHeadDims && !(skips & PLUGSDK_SDPA_SKIPS_UNEQUAL_HEAD_DIMS);
+  if (caps.sdpaHeadDimMax)
+    a.headDimMax = a.headDimMax ? std::min<int64_t>(a.headDimMax, caps.sdpaHeadDimMax) : caps.sdpaHeadDimMax;
+  if (caps.sdpaHeadDimMultiple > 1)
+    a.headDimMultiple = a.headDimMultiple > 1 ? std::lcm<int64_t>(a.headDimMultiple, caps.sdpaHeadDimMultiple)
+                                              : caps.sdpaHeadDimMultiple;
   return o;
 }
 
@@ -174,6 +198,13 @@ StatusOr<std::unique_ptr<DeviceProgram::Executable>> compileCall(const Device& d
       return unimplemented(where + ": device " + d.describe() + " takes no " + c.op + " on dtype " +
                            std::string(ir::dtypeName(t)) +
                            " (compile the program with optionsFor() its capabilities to expand it into loop kernels)");
+  }
+  if (c.op == "prims.sdpa" && !c.inputs.empty() && c.inputs[0] && d.caps().sdpaDtypes) {
+    const ir::DType t = p.buffers[static_cast<size_t>(c.inputs[0]->buffer)].dtype;
+    if (!((d.caps().sdpaDtypes >> static_cast<unsigned>(t)) & 1u))
+      return unimplemented(where + ": device " + d.describe() + " takes no " + c.op + " on dtype " +
+                           std::string(ir::dtypeName(t)) +
+                           " (compile the program with optionsFor() its capabilities to expand it)");
   }
   const kernel::Kernel* epilogue = c.epilogue >= 0 ? &p.kernels[static_cast<size_t>(c.epilogue)] : nullptr;
   if (epilogue && !(d.caps().epilogueOps & bit))

@@ -1,12 +1,13 @@
 /*
  * plugsdk.h -- the stable C ABI between the plugsdk core and backend plugins.
  *
- * ABI 1.6 (1.5 plus device_info.matmul_dtypes; 1.5 is 1.4 plus
+ * ABI 1.7 (1.6 plus device_info.sdpa_dtypes, sdpa_skips, sdpa_head_dim_max and
+ * sdpa_head_dim_multiple; 1.6 is 1.5 plus device_info.matmul_dtypes; 1.5 is 1.4 plus
  * device_info.split_row_reductions and split_column_reductions; 1.4 is 1.3 plus
  * device_info.convolution_dtypes and convolution_skips_transposed; 1.3 is 1.2 plus
  * device_info.async_stream_failures; 1.2 is 1.1 plus stream_import and mixed-precision
- * prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 to 1.5 are frozen: copies live in
- * sdk/tests/abi_v1_0 to abi_v1_5, and a test checks that every later header keeps their
+ * prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 to 1.6 are frozen: copies live in
+ * sdk/tests/abi_v1_0 to abi_v1_6, and a test checks that every later header keeps their
  * layouts. docs/abi/reference.md documents every field;
  * docs/abi/CHANGELOG.md records each version.
  *
@@ -49,7 +50,7 @@ extern "C" {
 #endif
 
 #define PLUGSDK_ABI_VERSION_MAJOR 1
-#define PLUGSDK_ABI_VERSION_MINOR 6
+#define PLUGSDK_ABI_VERSION_MINOR 7
 
 #if defined(_WIN32)
 #define PLUGSDK_EXPORT __declspec(dllexport)
@@ -293,6 +294,16 @@ typedef enum plugsdk_library_op {
   PLUGSDK_LIBRARY_SDPA = 1u << 2,        /* prims.sdpa */
 } plugsdk_library_op_t;
 
+/* Forms of prims.sdpa a device leaves to the core (device_info.sdpa_skips, ABI 1.7): a call
+ * of such a form is expanded into matmuls and a softmax, as on a device without the op. */
+typedef enum plugsdk_sdpa_skip {
+  PLUGSDK_SDPA_SKIPS_BOOL_MASK = 1u << 0,         /* an attn_mask of bool (true = attend) */
+  PLUGSDK_SDPA_SKIPS_FLOAT_MASK = 1u << 1,        /* an additive attn_mask of the query's dtype */
+  PLUGSDK_SDPA_SKIPS_DROPOUT = 1u << 2,           /* dropout_p > 0 */
+  PLUGSDK_SDPA_SKIPS_CAUSAL = 1u << 3,            /* is_causal */
+  PLUGSDK_SDPA_SKIPS_UNEQUAL_HEAD_DIMS = 1u << 4, /* value's last dim (Ev) differs from E */
+} plugsdk_sdpa_skip_t;
+
 typedef enum plugsdk_memory_kind {
   PLUGSDK_MEMORY_DEVICE = 1u << 0, /* only the device reads it */
   PLUGSDK_MEMORY_HOST = 1u << 1,   /* host memory the device can read */
@@ -343,6 +354,16 @@ typedef struct plugsdk_device_info {
    * sizeof ends in 4 bytes of tail padding (LP64), which a 32-bit field would occupy, and a 1.5
    * plugin's struct_size covers. */
   uint64_t matmul_dtypes;
+  /* ABI 1.7 (read only when struct_size covers them; 0 before). The forms of prims.sdpa taken
+   * when library_ops has PLUGSDK_LIBRARY_SDPA; the core expands the other calls into matmuls
+   * and a softmax. sdpa_dtypes: PLUGSDK_DTYPE_BIT of the query dtypes taken (0: every dtype).
+   * sdpa_skips: plugsdk_sdpa_skip_t bits of the forms not taken. sdpa_head_dim_max: E and Ev
+   * at most this (0: any); sdpa_head_dim_multiple: E and Ev multiples of this (0 or 1: any);
+   * a call whose head dims are symbolic is expanded when either is set. */
+  uint64_t sdpa_dtypes;
+  uint32_t sdpa_skips;
+  uint16_t sdpa_head_dim_max;
+  uint16_t sdpa_head_dim_multiple;
 } plugsdk_device_info_t;
 
 /* ---- function argument structs ---------------------------------------------------------- */

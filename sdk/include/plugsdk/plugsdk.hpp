@@ -261,6 +261,13 @@ struct DeviceInfo {
   /// ABI 1.6: the forms of prims.matmul taken when libraryOps has it: dtypeBits() of the
   /// operand dtypes (0: every dtype). The core expands the other calls into loops.
   uint32_t matmulDtypes = 0;
+  /// ABI 1.7: the forms of prims.sdpa taken when libraryOps has it: dtypeBits() of the query
+  /// dtypes (0: every dtype), plugsdk_sdpa_skip_t bits of the forms left to the core, and the
+  /// head dims taken (E and Ev at most sdpaHeadDimMax, multiples of sdpaHeadDimMultiple; 0: any).
+  uint32_t sdpaDtypes = 0;
+  uint32_t sdpaSkips = 0;
+  uint16_t sdpaHeadDimMax = 0;
+  uint16_t sdpaHeadDimMultiple = 0;
 };
 
 /// PLUGSDK_DTYPE_BIT of each dtype, or-ed: `dtypeBits({PLUGSDK_DTYPE_F32, PLUGSDK_DTYPE_I64})`.
@@ -758,6 +765,10 @@ struct Plugin {
       c.split_row_reductions = d->splitRowReductions;
       c.split_column_reductions = d->splitColumnReductions;
       c.matmul_dtypes = d->matmulDtypes;
+      c.sdpa_dtypes = d->sdpaDtypes;
+      c.sdpa_skips = d->sdpaSkips;
+      c.sdpa_head_dim_max = d->sdpaHeadDimMax;
+      c.sdpa_head_dim_multiple = d->sdpaHeadDimMultiple;
       // Only the bytes the caller has; struct_size then says how much was filled.
       std::memcpy(static_cast<void*>(a->info), &c, c.struct_size);
       return Status::ok();
