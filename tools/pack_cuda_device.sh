@@ -23,6 +23,15 @@ cp "$B/lib/libplugsdk_core.a" "$S/static/"
 cp "$B/bin/plugsdk-conformance" "$B/bin/plugsdk" "$S/bin/"
 cp "$B/plugins/libplugsdk_cuda.so" "$B/plugins/libplugsdk_reference.so" "$S/plugins/"
 strip --strip-debug "$S"/bin/* "$S"/plugins/*
+# A tree caught mid-edit can link a plugin with unresolved symbols (it then fails to load on
+# the GPU machine, after a start that costs device time): refuse to pack it.
+for f in "$S"/plugins/*; do
+  if ldd -r "$f" 2>&1 | grep -q "undefined symbol"; then
+    ldd -r "$f" 2>&1 | grep "undefined symbol" | head -3 >&2
+    echo "[pack] $f has undefined symbols: not packed" >&2
+    exit 1
+  fi
+done
 for f in "$S"/bin/* "$S"/plugins/*; do
   ldd "$f" | awk '/=> \//{print $3}'
 done | sort -u | grep -vE '/(libc|libm|libgcc_s|libstdc\+\+|ld-linux[^/]*|libpthread|libdl|librt)\.so' |

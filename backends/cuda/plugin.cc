@@ -19,6 +19,7 @@
 #include "backends/cuda/library/cublaslt_api.h"
 #include "backends/cuda/library/cudnn_api.h"
 #include "backends/cuda/library/matmul.h"
+#include "backends/cuda/library/sdpa.h"
 #include "backends/cuda/runtime/device.h"
 #include "backends/cuda/runtime/kernel_status.h"
 #include "backends/cuda/runtime/module.h"
@@ -67,7 +68,8 @@ struct CudaEvent : sdk::Event {
 struct CudaExecutable : sdk::Executable {
   std::unique_ptr<cuda::LoadedKernel> kernel;      ///< a compiled kernel, or
   std::unique_ptr<cuda::MatmulExecutable> matmul;  ///< prims.matmul (library/matmul.h), or
-  std::unique_ptr<cuda::ConvExecutable> conv;      ///< prims.convolution (library/conv.h)
+  std::unique_ptr<cuda::ConvExecutable> conv;      ///< prims.convolution (library/conv.h), or
+  std::unique_ptr<cuda::SdpaExecutable> sdpa;      ///< prims.sdpa (library/sdpa.h)
   uint32_t device = 0;
 };
 
@@ -203,6 +205,16 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
       d.convolutionDtypes =
           sdk::dtypeBits({PLUGSDK_DTYPE_F16, PLUGSDK_DTYPE_BF16, PLUGSDK_DTYPE_F32, PLUGSDK_DTYPE_F64});
       d.convolutionSkipsTransposed = true;
+      // Attention as cuDNN's fused flash kernel (ABI 1.7): f16 / bf16 without a mask or
+      // dropout, causal or not, head dims up to 128 in multiples of 8 (measured on cuDNN 9.14:
+      // 32..256, dv != d; tools/probes/cudnn_sdpa_probe.cc). A mask's fully masked rows would
+      // give lse -inf where prims.sdpa says 0, and its dropout is cuDNN's own generator: both
+      // stay with the core, as do f32 / f64 (no fused engine).
+      d.libraryOps |= PLUGSDK_LIBRARY_SDPA;
+      d.sdpaDtypes = sdk::dtypeBits({PLUGSDK_DTYPE_F16, PLUGSDK_DTYPE_BF16});
+      d.sdpaSkips = PLUGSDK_SDPA_SKIPS_BOOL_MASK | PLUGSDK_SDPA_SKIPS_FLOAT_MASK | PLUGSDK_SDPA_SKIPS_DROPOUT;
+      d.sdpaHeadDimMax = 128;
+      d.sdpaHeadDimMultiple = 8;
     }
     d.maxKernelStmts = 0;
     d.fusesHorizontal = true;
@@ -374,11 +386,21 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   }
 
   sdk::StatusOr<std::unique_ptr<CudaExecutable>> compileLibrary(const sdk::LibraryCall& c) override {
-    if (c.op != PLUGSDK_LIBRARY_MATMUL && c.op != PLUGSDK_LIBRARY_CONVOLUTION)
-      return sdk::unimplemented("the cuda plugin implements prims.matmul and prims.convolution only (library op " +
-                                std::to_string(c.op) + ")");
+    if (c.op != PLUGSDK_LIBRARY_MATMUL && c.op != PLUGSDK_LIBRARY_CONVOLUTION && c.op != PLUGSDK_LIBRARY_SDPA)
+      return sdk::unimplemented(
+          "the cuda plugin implements prims.matmul, prims.convolution and prims.sdpa only (library op " +
+          std::to_string(c.op) + ")");
     if (c.epilogue) return sdk::unimplemented("the cuda plugin takes no epilogue on its library ops");
     const uint32_t device = c.device;
+    if (c.op == PLUGSDK_LIBRARY_SDPA) {
+      sdk::StatusOr<std::unique_ptr<cuda::SdpaExecutable>> a = cuda::SdpaExecutable::create(c, dnn_[device].get());
+      if (!a.isOk()) return a.status();
+      auto e = std::make_unique<CudaExecutable>();
+      e->setLog((*a)->log());
+      e->sdpa = std::move(*a);
+      e->device = device;
+      return e;
+    }
     if (c.op == PLUGSDK_LIBRARY_CONVOLUTION) {
       sdk::StatusOr<std::unique_ptr<cuda::ConvExecutable>> conv = cuda::ConvExecutable::create(c, dnn_[device].get());
       if (!conv.isOk()) return conv.status();
@@ -402,13 +424,15 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     const CudaExecutable& e = l.executable;
     cuda::ContextGuard g(*api_, devices_[e.device].context);
     std::vector<cuda::CUdeviceptr> args;
-    for (size_t i = 0; i < l.buffers.size(); ++i) args.push_back(l.buffers[i]->ptr + l.offsets[i]);
+    for (size_t i = 0; i < l.buffers.size(); ++i)  // NULL: an absent optional library input
+      args.push_back(l.buffers[i] ? l.buffers[i]->ptr + l.offsets[i] : 0);
     std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
     cuda::KernelStatus& status = *status_[e.device];
     cuda::CUstream s = l.stream ? l.stream->stream : nullptr;
     if (!s) {
       sdk::Status st = drain(e.matmul ? std::string("prims.matmul")
                              : e.conv ? std::string("prims.convolution")
+                             : e.sdpa ? std::string("prims.sdpa")
                                       : "kernel @" + e.kernel->name);
       if (!st.isOk()) return st;
     }
@@ -419,6 +443,10 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
       st = e.matmul->launch(args.data(), symbols, s);
     } else if (e.conv) {
       st = e.conv->launch(args.data(), symbols, s);
+    } else if (e.sdpa) {
+      if (args.size() < 6)
+        return sdk::invalidArgument("prims.sdpa takes 6 buffers, not " + std::to_string(args.size()));
+      st = e.sdpa->launch(args.data(), symbols, s);
     } else {
       const cuda::CUdeviceptr statusWord =
           status.address(e.kernel->statusSlot) | (l.stream && !l.stream->owned ? 1u : 0u);

@@ -80,24 +80,32 @@ bool TensorValue::packed() const {
   return true;
 }
 
-sdk::StatusOr<ConvShape> ConvShape::eval(const ConvCall& c, sdk::Span<const int64_t> symbols) {
+sdk::StatusOr<TensorValue> evalOperand(sdk::Span<const plugsdk_index_insn_t> pool, const OperandDesc& d,
+                                       const std::vector<int64_t>& symbols) {
   sdk::IndexEnv env;
-  env.symbols = symbols;
+  env.symbols = sdk::Span<const int64_t>(symbols.data(), symbols.size());
+  TensorValue v;
+  for (size_t i = 0; i < d.sizes.size(); ++i) {
+    sdk::StatusOr<int64_t> n = sdk::evalIndex(pool, d.sizes[i], env);
+    if (!n.isOk()) return n.status().withContext("size " + std::to_string(i));
+    sdk::StatusOr<int64_t> s = sdk::evalIndex(pool, d.strides[i], env);
+    if (!s.isOk()) return s.status().withContext("stride " + std::to_string(i));
+    v.sizes.push_back(*n);
+    v.strides.push_back(*s);
+  }
+  sdk::StatusOr<int64_t> o = sdk::evalIndex(pool, d.offset, env);
+  if (!o.isOk()) return o.status().withContext("offset");
+  v.offset = *o;
+  return v;
+}
+
+sdk::StatusOr<ConvShape> ConvShape::eval(const ConvCall& c, sdk::Span<const int64_t> symbols) {
   const sdk::Span<const plugsdk_index_insn_t> pool(c.pool.data(), c.pool.size());
+  const std::vector<int64_t> values(symbols.begin(), symbols.end());
   auto one = [&](const char* name, const OperandDesc& d, TensorValue* v) -> sdk::Status {
-    for (size_t i = 0; i < d.sizes.size(); ++i) {
-      sdk::StatusOr<int64_t> n = sdk::evalIndex(pool, d.sizes[i], env);
-      if (!n.isOk())
-        return n.status().withContext(std::string("prims.convolution ") + name + " size " + std::to_string(i));
-      sdk::StatusOr<int64_t> s = sdk::evalIndex(pool, d.strides[i], env);
-      if (!s.isOk())
-        return s.status().withContext(std::string("prims.convolution ") + name + " stride " + std::to_string(i));
-      v->sizes.push_back(*n);
-      v->strides.push_back(*s);
-    }
-    sdk::StatusOr<int64_t> o = sdk::evalIndex(pool, d.offset, env);
-    if (!o.isOk()) return o.status().withContext(std::string("prims.convolution ") + name + " offset");
-    v->offset = *o;
+    sdk::StatusOr<TensorValue> t = evalOperand(pool, d, values);
+    if (!t.isOk()) return t.status().withContext(std::string("prims.convolution ") + name);
+    *v = std::move(*t);
     return sdk::Status::ok();
   };
   ConvShape s;

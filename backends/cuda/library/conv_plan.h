@@ -37,6 +37,10 @@ struct TensorValue {
   bool packed() const;
 };
 
+/// `d`'s sizes, strides and offset for `symbols` (a launch's values).
+sdk::StatusOr<TensorValue> evalOperand(sdk::Span<const plugsdk_index_insn_t> pool, const OperandDesc& d,
+                                       const std::vector<int64_t>& symbols);
+
 /// The operands' values at one launch; the sizes checked against each other.
 struct ConvShape {
   TensorValue x, w, out;
