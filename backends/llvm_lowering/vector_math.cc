@@ -7,6 +7,7 @@
 #include "backends/llvm_lowering/vector_math.h"
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <vector>
 
@@ -119,33 +120,81 @@ class Emitter {
   }
 
   /// e^x = 2^n 2^t with x log2(e) = n + t, |t| <= 1/2, 2^t from the target's approximate
-  /// exp2 (MathTarget::exp2Intrinsic). The reduction, for x clamped to [-104, 90], in base 2
-  /// with log2(e) in two parts (hi + lo carry ~48 bits: x log2(e)'s truncation is below
-  /// 2^-40): -n = round(-x log2e_hi) by adding 1.5 2^23 to the exact product in an FMA (the
-  /// sum's low bits are -n as an integer), then t = (x log2e_hi - n) + x log2e_lo, each
-  /// FMA rounding once, so t is within 2^-25 of x log2(e) - n (half an ulp of |t| < 1/2 is
-  /// at most 2^-26). That moves 2^t by at most ln2 2^-25 relative: 0.35 ulp. With the
-  /// approximation's 2 ulp (PTX ISA, ex2.approx) and the exact scaling by 2^n (two
-  /// multiplications by normal powers of two; a denormal result is rounded once, in the
-  /// second, within half its spacing) the result is within 2.35 ulp of e^x and 2.85 ulp of
-  /// its correct rounding, the conformance suite's reference: under its 4 ulp
-  /// (docs/conformance.md). inf -> 90 -> inf, -inf -> -104 -> 0; overflow, underflow and
-  /// denormal results as the polynomial's. NaN passes through NaN-propagating clamps (then
-  /// t, 2^t and the product are NaN whatever the scale factors are), else it is selected at
-  /// the end. 16 instructions a lane on NVPTX, against the polynomial's 30.
+  /// exp2 (MathTarget::exp2Intrinsic). The reduction is in base 2 with log2(e) in two parts
+  /// (hi + lo carry ~48 bits: x log2(e)'s truncation is below 2^-40): -n = round(-x
+  /// log2e_hi) by adding 1.5 2^23 to the exact product in an FMA (the sum's low bits are -n
+  /// as an integer), then t = (x log2e_hi - n) + x log2e_lo, each FMA rounding once, so t
+  /// is within 2^-25 of x log2(e) - n (half an ulp of |t| < 1/2 is at most 2^-26). That
+  /// moves 2^t by at most ln2 2^-25 relative: 0.35 ulp. With the approximation's 2 ulp (PTX
+  /// ISA, ex2.approx) and an exact scaling by 2^n, the result is within 2.35 ulp of e^x and
+  /// 2.85 ulp of its correct rounding, the conformance suite's reference: under its 4 ulp
+  /// (docs/conformance.md).
+  /// The common lanes, |n| <= 124 (e^x normal, |x| below ~86), add n to 2^t's exponent
+  /// field (the sum's bits shifted up by 23 are -n's: 1.5 2^23's low 9 bits are 0); x below
+  /// -104 gives 0 (e^x rounds to 0: -inf, the masked scores of attention). The rest (NaN,
+  /// overflow, denormal results, huge |x|) take a rarely run block, expByExp2Rare: about 11
+  /// instructions a lane on the common path on NVPTX, against the polynomial's 30.
   Value* expByExp2(Value* x) {
     const float magic = 0x1.8p23f;  // |v| < 2^22 plus this rounds v to an integer in the low bits
+    Value* s = fma(x, c(-kLog2eHi), c(magic));
+    Value* t = fma(x, c(kLog2eLo), fma(x, c(kLog2eHi), sub(s, c(magic))));
+    Value* sb = bits(s);
+    Value* r = fromBits(b_.CreateSub(bits(exp2Approx(t)), b_.CreateShl(sb, ci(23))));
+    // u = -n + 124 (unsigned) is at most 248 on the common lanes; huge for NaN and |x| >= 2^22.
+    const int32_t magicBits = 0x4b400000;
+    Value* zero = lt(x, c(-104.0f));
+    r = sel(zero, c(0.0f), r);
+    Value* u = sel(zero, ci(0), b_.CreateSub(sb, ci(magicBits - 124)));
+    // Whether any lane is rare, as the lanes' unsigned maximum (NVPTX: max.u32; a reduction
+    // of the lanes' i1 became 16-bit selects and shifts, 17 instructions for 4 lanes).
+    Value* worst = fty_->isVectorTy() ? b_.CreateIntMaxReduce(u, /*IsSigned=*/false) : u;
+    Value* any = b_.CreateICmpUGT(worst, b_.getInt32(248));
+    return rareLanes(r, b_.CreateICmpUGT(u, ci(248)), any, [&] { return expByExp2Rare(x); });
+  }
+  /// The same for every x: clamped to [-104, 90] (inf -> inf, -inf -> 0), 2^n as two
+  /// multiplications by normal powers of two (a denormal result is rounded once, in the
+  /// second, within half its spacing). NaN passes through NaN-propagating clamps (then t, 2^t
+  /// and the product are NaN whatever the scale factors are), else it is selected at the end.
+  Value* expByExp2Rare(Value* x) {
+    const float magic = 0x1.8p23f;
     Value* xc = target_.nanMinMax ? maximum(minimum(x, c(90.0f)), c(-104.0f)) : max(min(x, c(90.0f)), c(-104.0f));
     Value* s = fma(xc, c(-kLog2eHi), c(magic));
-    Value* minusN = sub(s, c(magic));  // exact
-    Value* t = fma(xc, c(kLog2eHi), minusN);
-    t = fma(xc, c(kLog2eLo), t);
+    Value* t = fma(xc, c(kLog2eLo), fma(xc, c(kLog2eHi), sub(s, c(magic))));
     // 2^n = 2^-a 2^-b with a = floor(-n / 2), b = -n - a: both normal for n in [-150, 130].
     Value* m = b_.CreateSub(bits(s), bits(c(magic)));
     Value* a = b_.CreateAShr(m, ci(1));
     auto pow2Neg = [&](Value* k) { return fromBits(b_.CreateShl(b_.CreateSub(ci(127), k), ci(23))); };
     Value* r = mul(mul(exp2Approx(t), pow2Neg(a)), pow2Neg(b_.CreateSub(m, a)));
     return target_.nanMinMax ? r : sel(isNan(x), x, r);
+  }
+  /// v, with the lanes where `need` holds replaced by compute()'s, computed in a block that
+  /// runs only when `any` (some lane needs it; i1); the builder is left in the join block.
+  Value* rareLanes(Value* v, Value* need, Value* any, const std::function<Value*()>& compute) {
+    llvm::LLVMContext& ctx = b_.getContext();
+    llvm::BasicBlock* cur = b_.GetInsertBlock();
+    llvm::Function* fn = cur->getParent();
+    llvm::BasicBlock* join;
+    if (cur->getTerminator() != nullptr) {
+      join = cur->splitBasicBlock(b_.GetInsertPoint(), "math.join");
+      cur->getTerminator()->eraseFromParent();
+    } else {
+      join = llvm::BasicBlock::Create(ctx, "math.join", fn);
+    }
+    auto* rare = llvm::BasicBlock::Create(ctx, "math.rare", fn, join);
+    b_.SetInsertPoint(cur);
+    b_.CreateCondBr(any, rare, join, llvm::MDBuilder(ctx).createBranchWeights(1, 1 << 10));
+    b_.SetInsertPoint(rare);
+    Value* pick = sel(need, compute(), v);
+    llvm::BasicBlock* rareEnd = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    if (join->empty())
+      b_.SetInsertPoint(join);
+    else
+      b_.SetInsertPoint(join, join->begin());
+    llvm::PHINode* phi = b_.CreatePHI(fty_, 2, "math.result");
+    phi->addIncoming(v, cur);
+    phi->addIncoming(pick, rareEnd);
+    return phi;
   }
   /// The target's 2^t per lane (the intrinsic takes scalars).
   Value* exp2Approx(Value* t) {
