@@ -371,7 +371,7 @@ TEST(ZeFake, TiledMatmulLaunchesSixteenBySixteenGroupsPerTile) {
   rt->destroyQueue(*q);
 }
 
-TEST(ZeFake, ImplicitGemmConvLaunchesATileGroupPerImageAndGroup) {
+TEST(ZeFake, ImplicitGemmConvLaunchesTilesOfColumnsAndChannelsPerGroup) {
   Fake fake;
   std::unique_ptr<Runtime> rt = openFake();
   ASSERT_TRUE(rt);
