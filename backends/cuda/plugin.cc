@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -210,11 +211,15 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
       // 32..256, dv != d; tools/probes/cudnn_sdpa_probe.cc). A mask's fully masked rows would
       // give lse -inf where prims.sdpa says 0, and its dropout is cuDNN's own generator: both
       // stay with the core, as do f32 / f64 (no fused engine).
-      d.libraryOps |= PLUGSDK_LIBRARY_SDPA;
-      d.sdpaDtypes = sdk::dtypeBits({PLUGSDK_DTYPE_F16, PLUGSDK_DTYPE_BF16});
-      d.sdpaSkips = PLUGSDK_SDPA_SKIPS_BOOL_MASK | PLUGSDK_SDPA_SKIPS_FLOAT_MASK | PLUGSDK_SDPA_SKIPS_DROPOUT;
-      d.sdpaHeadDimMax = 128;
-      d.sdpaHeadDimMultiple = 8;
+      // $PLUGSDK_CUDA_SDPA=off leaves every attention to the core (matmuls and a softmax).
+      const char* sdpa = std::getenv("PLUGSDK_CUDA_SDPA");
+      if (!sdpa || std::string(sdpa) != "off") {
+        d.libraryOps |= PLUGSDK_LIBRARY_SDPA;
+        d.sdpaDtypes = sdk::dtypeBits({PLUGSDK_DTYPE_F16, PLUGSDK_DTYPE_BF16});
+        d.sdpaSkips = PLUGSDK_SDPA_SKIPS_BOOL_MASK | PLUGSDK_SDPA_SKIPS_FLOAT_MASK | PLUGSDK_SDPA_SKIPS_DROPOUT;
+        d.sdpaHeadDimMax = 128;
+        d.sdpaHeadDimMultiple = 8;
+      }
     }
     d.maxKernelStmts = 0;
     d.fusesHorizontal = true;

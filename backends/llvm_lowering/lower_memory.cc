@@ -228,6 +228,9 @@ sdk::Status KernelLowering::combiningStore(const plugsdk_stmt_t& s, llvm::Value*
       rmw = (s.op == PLUGSDK_COMBINE_SUM || s.op == PLUGSDK_COMBINE_MAX) ? llvm::AtomicRMWInst::Or
                                                                          : llvm::AtomicRMWInst::And;
     }
+    if (target_.floatAtomicAdd && s.op == PLUGSDK_COMBINE_SUM &&
+        (dtype == PLUGSDK_DTYPE_F32 || dtype == PLUGSDK_DTYPE_F64))
+      rmw = llvm::AtomicRMWInst::FAdd;
     if (rmw) {
       b_.CreateAtomicRMW(*rmw, ptr, toStorage(v, dtype), align, llvm::AtomicOrdering::Monotonic);
     } else {

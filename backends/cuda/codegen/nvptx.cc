@@ -173,7 +173,8 @@ sdk::StatusOr<PtxKernel> compileToPtx(const sdk::KernelView& k, const GpuArch& a
   target.nativeBf16 = arch.major >= 8;
   target.nanMinMax = arch.major >= 8;  // max.NaN.f32 / min.NaN.f32 (PTX 7.0, sm_80)
   if (options.fastExp) target.exp2Intrinsic = llvm::Intrinsic::nvvm_ex2_approx_ftz_f;
-  target.collapseGrid = true;  // the wrapper walks LoweredKernel::innerGridDims as one range
+  target.collapseGrid = true;               // the wrapper walks LoweredKernel::innerGridDims as one range
+  target.floatAtomicAdd = arch.major >= 6;  // red.global.add.f32 / .f64
   ThreadMapping mapping;
   const lowering::VectorMode mode = lowering::chooseMode(k, target);
   std::unique_ptr<BlockGroup> group;

@@ -431,6 +431,24 @@ TEST(CudaCodegen, F64PowNeedsLibdevice) {
   EXPECT_EQ(p->ptx.find(".extern"), std::string::npos) << "every function called is in the module:\n" << p->ptx;
 }
 
+// A scatter-add of f32 (an embedding's gradient) adds with one atomic instruction: a
+// compare-and-swap loop serialized its retries where many rows share an index (BERT's
+// token-type embedding: 2048 rows into one, 17.7 ms on the H100).
+TEST(CudaCodegen, FloatScatterAddIsOneAtomicAdd) {
+  const char* text = R"(kernel @scatter(%i: i64 in, %g: f32 in, %y: f32 inout) grid [2048, 768] {
+  %0 = load %i[i0] : i64
+  %1 = load %g[768*i0+i1] : f32
+  store.sum %y[768*%0+i1], %1
+}
+)";
+  sdk::StatusOr<PtxKernel> p = ptxOf(text);
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+  EXPECT_GE(count(p->ptx, "red.global.add.f32") + count(p->ptx, "atom.global.add.f32") + count(p->ptx, "atom.add.f32"),
+            1u)
+      << p->ptx;
+  EXPECT_EQ(count(p->ptx, "atom.global.cas"), 0u) << p->ptx;
+}
+
 TEST(CudaCodegen, MalformedIrIsAnErrorNamingTheKernel) {
   sdk::StatusOr<PtxKernel> p = ptxOf(kSoftmax, PtxOptions{3, "", true});
   ASSERT_FALSE(p.isOk());
