@@ -79,15 +79,16 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   /// (SPIRV-Tools' optimizer; default on), matmul=tiled|loops (f32 prims.matmul as the tiled
   /// kernel, or the core's loop kernels; default tiled), conv=implicit|im2col (f32
   /// prims.convolution as the implicit-GEMM kernel, or the core's expansion: im2col and a
-  /// matmul; default implicit), group_size=N (row reductions' work-group size at
-  /// most: a power of two up to 1024, 0 for one work-item per point; default 64).
+  /// matmul; default implicit), subgroup_sums=on|off (row sums' first combine levels in
+  /// sub-groups where the device's sub-group size is known; default off), group_size=N (row reductions' work-group size
+  /// at most: a power of two up to 1024, 0 for one work-item per point; default 64).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "runtime" && key != "opencl" && key != "ze_loader" && key != "dump" && key != "spirv_opt" &&
-          key != "group_size" && key != "matmul" && key != "conv")
+          key != "group_size" && key != "matmul" && key != "conv" && key != "subgroup_sums")
         return sdk::invalidArgument("unknown option '" + key +
                                     "' (the level_zero plugin takes runtime, opencl, ze_loader, dump, spirv_opt, "
-                                    "group_size, matmul, conv)");
+                                    "group_size, matmul, conv, subgroup_sums)");
     // Default: $PLUGSDK_LEVEL_ZERO_MATMUL, else tiled (the conformance runner passes no options).
     const char* envMatmul = std::getenv("PLUGSDK_LEVEL_ZERO_MATMUL");
     const std::string matmul = options.get("matmul", envMatmul && *envMatmul ? envMatmul : "tiled");
@@ -105,6 +106,14 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     const std::string opt = options.get("spirv_opt", "on");
     if (opt != "on" && opt != "off") return sdk::invalidArgument("option spirv_opt: '" + opt + "' is not on or off");
     compileOptions_.optimize = opt == "on";
+    // Off unless asked for ($PLUGSDK_LEVEL_ZERO_SUBGROUP_SUMS, as matmul): slower on PoCL, and
+    // several sub-groups a work-group (an Intel GPU's) have run nowhere yet.
+    const char* envSg = std::getenv("PLUGSDK_LEVEL_ZERO_SUBGROUP_SUMS");
+    const std::string sg = options.get("subgroup_sums", envSg && *envSg ? envSg : "off");
+    if (sg != "on" && sg != "off")
+      return sdk::invalidArgument("option subgroup_sums: '" + sg + "' is not on or off" +
+                                  (options.has("subgroup_sums") ? "" : " (from PLUGSDK_LEVEL_ZERO_SUBGROUP_SUMS)"));
+    const bool subgroupSums = sg == "on";
     const std::string group = options.get("group_size", std::to_string(spirv::kDefaultGroupSize));
     char* end = nullptr;
     const unsigned long g = std::strtoul(group.c_str(), &end, 10);
@@ -130,6 +139,7 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     if (!rt.isOk()) return rt.status();
     runtime_ = std::move(*rt);
     compileOptions_.contiguousChunks = runtime_->device().workItemsInSequence;
+    compileOptions_.minSubgroupSize = subgroupSums ? runtime_->device().minSubgroupSize : 0;
     library_ = std::make_unique<lz::library::LibraryOps>(*runtime_, dumpDir_);
     sdk::StatusOr<lz::Queue> q = runtime_->createQueue();
     if (!q.isOk()) return q.status().withContext(runtime_->device().description);

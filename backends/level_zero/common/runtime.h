@@ -33,6 +33,9 @@ struct RuntimeDevice {
   /// spread loop gives each a contiguous chunk (spirv::CompileOptions::contiguousChunks).
   bool workItemsInSequence = false;
   uint32_t computeUnits = 0;  ///< 0: unknown
+  /// The smallest sub-group the device forms (spirv::CompileOptions::minSubgroupSize): 0,
+  /// unknown (no sub-group sums); UINT32_MAX, a sub-group is the whole work-group.
+  uint32_t minSubgroupSize = 0;
 };
 
 /// An in-order queue (opaque to the plugin).

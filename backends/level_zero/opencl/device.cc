@@ -55,6 +55,7 @@ DeviceProps readProps(const Api& api, cl_platform_id p, cl_device_id d) {
   props.memoryBytes = deviceValue<cl_ulong>(api, d, CL_DEVICE_GLOBAL_MEM_SIZE);
   props.maxAllocBytes = deviceValue<cl_ulong>(api, d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
   props.computeUnits = deviceValue<cl_uint>(api, d, CL_DEVICE_MAX_COMPUTE_UNITS);
+  props.maxSubgroups = deviceValue<cl_uint>(api, d, CL_DEVICE_MAX_NUM_SUB_GROUPS);
   props.cpu = (deviceValue<cl_bitfield>(api, d, CL_DEVICE_TYPE) & CL_DEVICE_TYPE_CPU) != 0;
   props.fp64 = deviceValue<cl_bitfield>(api, d, CL_DEVICE_DOUBLE_FP_CONFIG) != 0;
   props.correctlyRoundedDivSqrt =

@@ -18,6 +18,7 @@ struct DeviceProps {
   uint64_t memoryBytes = 0;    ///< CL_DEVICE_GLOBAL_MEM_SIZE
   uint64_t maxAllocBytes = 0;  ///< CL_DEVICE_MAX_MEM_ALLOC_SIZE (one SVM allocation at most)
   uint32_t computeUnits = 0;
+  uint32_t maxSubgroups = 0;  ///< CL_DEVICE_MAX_NUM_SUB_GROUPS (0: no sub-groups)
   bool cpu = false;
   bool fp64 = false;                     ///< cl_khr_fp64 (CL_DEVICE_DOUBLE_FP_CONFIG != 0)
   bool int64Atomics = false;             ///< cl_khr_int64_base_atomics and _extended_atomics

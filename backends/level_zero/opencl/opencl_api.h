@@ -42,6 +42,7 @@ constexpr cl_uint CL_PLATFORM_VERSION = 0x0901;
 constexpr cl_uint CL_PLATFORM_NAME = 0x0902;
 constexpr cl_uint CL_DEVICE_TYPE = 0x1000;
 constexpr cl_uint CL_DEVICE_MAX_COMPUTE_UNITS = 0x1002;
+constexpr cl_uint CL_DEVICE_MAX_NUM_SUB_GROUPS = 0x105C;
 constexpr cl_uint CL_DEVICE_MAX_MEM_ALLOC_SIZE = 0x1010;
 constexpr cl_uint CL_DEVICE_SINGLE_FP_CONFIG = 0x101B;
 constexpr cl_uint CL_DEVICE_GLOBAL_MEM_SIZE = 0x101F;

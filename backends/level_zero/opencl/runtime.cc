@@ -28,6 +28,11 @@ class OpenclRuntime : public RuntimeOn<OpenclRuntime, Device, Api> {
     info_.fp64 = p.fp64;
     info_.workItemsInSequence = p.cpu;
     info_.computeUnits = p.computeUnits;
+    // Sub-groups on a CPU device (PoCL: a sub-group is the work-group's first dimension, so
+    // the whole of a group-mode kernel's LocalSize G 1 1; OpenCLSubgroups.* checks it). On
+    // other OpenCL devices the size is known only per built kernel: no sub-group sums.
+    info_.minSubgroupSize =
+        p.cpu && p.maxSubgroups > 0 && p.extensions.find("cl_khr_subgroups") != std::string::npos ? UINT32_MAX : 0;
     info_.memoryKinds = PLUGSDK_MEMORY_DEVICE;
     info_.memoryBytes = p.memoryBytes;
     info_.maxAllocBytes = p.maxAllocBytes;

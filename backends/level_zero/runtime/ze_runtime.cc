@@ -89,6 +89,8 @@ class ZeRuntime : public RuntimeOn<ZeRuntime, Device, Api> {
     const DeviceProps& p = device_->props();
     info_.description = p.describe() + "; SPIR-V through Level Zero, runtime=level_zero";
     info_.fp64 = p.fp64;
+    for (uint32_t s : p.subGroupSizes)
+      if (s && (!info_.minSubgroupSize || s < info_.minSubgroupSize)) info_.minSubgroupSize = s;
     info_.memoryKinds = PLUGSDK_MEMORY_DEVICE;
     info_.memoryBytes = p.memoryBytes;
     info_.maxAllocBytes = p.maxAllocBytes;

@@ -2,10 +2,10 @@
 // iterations are spread over the work-items (work-item t takes the row-major positions t,
 // t + groupSize_, ..., or its contiguous chunk on a CPU), each keeps its own accumulators, and at the loop's end they
 // are combined through Workgroup memory in a fixed tree with barriers between its levels, so every work-item holds the
-// same bits and the statements after the loop run on all of them (stores through work-item 0). Sub-group instructions
-// are not used: SPIR-V 1.3's OpGroupNonUniform* is past what SPIRV-Tools' OpenCL environments and PoCL 6.0 take (SPIR-V
-// 1.2), and the Groups capability's OpGroupFAdd / FMax (measured correct on PoCL) have no
-// argmax and no defined order or NaN rule (docs/level-zero-backend.md).
+// same bits and the statements after the loop run on all of them (stores through work-item 0). Sums (and only sums)
+// may first be reduced within sub-groups with the Groups capability's OpGroupFAdd / OpGroupIAdd (SPIR-V 1.0; SPIR-V
+// 1.3's OpGroupNonUniform* is past what SPIRV-Tools' OpenCL environments and PoCL 6.0 take), shortening the tree:
+// OpGroupFMax / FMin leave NaNs unspecified and argmax has no group instruction (docs/level-zero-backend.md).
 #include "backends/level_zero/spirv/lowering.h"
 #include "backends/llvm_lowering/dtypes.h"
 
@@ -110,7 +110,8 @@ sdk::Status KernelLowering::onFirstWorkItem(const std::function<sdk::Status()>& 
 }
 
 std::vector<uint32_t> KernelLowering::groupAllReduce(const std::vector<uint32_t>& fields,
-                                                     const std::vector<uint32_t>& types, const Combine& combine) {
+                                                     const std::vector<uint32_t>& types, const Combine& combine,
+                                                     const std::vector<bool>& sumIsFloat) {
   const uint32_t bt = boolT(), u8 = intT(8);
   std::vector<uint32_t> slots;  // per field: its Workgroup array
   std::vector<uint32_t> memTypes;
@@ -134,8 +135,36 @@ std::vector<uint32_t> KernelLowering::groupAllReduce(const std::vector<uint32_t>
     const uint32_t v = m_.op(spv::Op::Load, memTypes[f], {at(f, index)});
     return types[f] == bt ? m_.op(spv::Op::INotEqual, bt, {v, m_.constInt(u8, 0)}) : v;
   };
-  for (size_t f = 0; f < fields.size(); ++f) put(f, lid_, fields[f]);
-  for (uint32_t s = groupSize_ / 2; s >= 1; s /= 2) {
+  uint32_t slotCount = groupSize_;
+  if (!sumIsFloat.empty() && subgroupSlots_) {
+    // The first levels in sub-groups: each field's sum over the sub-group, put by its first
+    // work-item in slot SubgroupId; the slots past NumSubgroups (up to subgroupSlots_) hold
+    // zeros. Then the tree below over subgroupSlots_ slots.
+    const uint32_t scope = constU32(spv::kScopeSubgroup);
+    std::vector<uint32_t> reduced;
+    for (size_t f = 0; f < fields.size(); ++f) {
+      reduced.push_back(m_.op(sumIsFloat[f] ? spv::Op::GroupFAdd : spv::Op::GroupIAdd, types[f],
+                              {scope, spv::kGroupOperationReduce, fields[f]}));
+    }
+    const uint32_t sgLocal = m_.op(spv::Op::Load, u32(), {sgLocalVar_});
+    const uint32_t sgId = m_.op(spv::Op::UConvert, i64(), {m_.op(spv::Op::Load, u32(), {sgIdVar_})});
+    const uint32_t sgCount = m_.op(spv::Op::UConvert, i64(), {m_.op(spv::Op::Load, u32(), {sgCountVar_})});
+    (void)ifThen(m_.op(spv::Op::IEqual, bt, {sgLocal, constU32(0)}), [&]() -> sdk::Status {
+      for (size_t f = 0; f < fields.size(); ++f) put(f, sgId, reduced[f]);
+      return sdk::Status::ok();
+    });
+    const uint32_t unused = m_.op(spv::Op::LogicalAnd, bt,
+                                  {m_.op(spv::Op::ULessThan, bt, {lid_, constI64(subgroupSlots_)}),
+                                   m_.op(spv::Op::UGreaterThanEqual, bt, {lid_, sgCount})});
+    (void)ifThen(unused, [&]() -> sdk::Status {
+      for (size_t f = 0; f < fields.size(); ++f) put(f, lid_, m_.constNull(types[f]));
+      return sdk::Status::ok();
+    });
+    slotCount = subgroupSlots_;
+  } else {
+    for (size_t f = 0; f < fields.size(); ++f) put(f, lid_, fields[f]);
+  }
+  for (uint32_t s = slotCount / 2; s >= 1; s /= 2) {
     barrier();
     (void)ifThen(m_.op(spv::Op::ULessThan, bt, {lid_, constI64(s)}), [&]() -> sdk::Status {
       const uint32_t other = m_.op(spv::Op::IAdd, i64(), {lid_, constI64(s)});

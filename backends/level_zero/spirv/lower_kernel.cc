@@ -3,6 +3,8 @@
 // compileKernel.
 #include "backends/level_zero/spirv/lower_kernel.h"
 
+#include <algorithm>
+
 #include "backends/level_zero/spirv/lowering.h"
 #include "backends/level_zero/spirv/optimize.h"
 #include "backends/llvm_lowering/dtypes.h"
@@ -12,8 +14,9 @@ namespace plugsdk::level_zero::spirv {
 
 using lowering::kStatusCheckBase;
 
-KernelLowering::KernelLowering(Module& m, const sdk::KernelView& k, uint32_t groupSize, bool contiguousChunks)
-    : m_(m), k_(k), groupSize_(groupSize), contiguousChunks_(contiguousChunks) {
+KernelLowering::KernelLowering(Module& m, const sdk::KernelView& k, uint32_t groupSize, bool contiguousChunks,
+                               uint32_t subgroupSlots)
+    : m_(m), k_(k), groupSize_(groupSize), contiguousChunks_(contiguousChunks), subgroupSlots_(subgroupSlots) {
   values_.resize(k.numValues(), 0);
   valueTypes_.resize(k.numValues(), PLUGSDK_DTYPE_I64);
   checkOrdinal_.resize(k.numStmts(), 0);
@@ -191,7 +194,23 @@ sdk::Status KernelLowering::run(const std::string& entry) {
     m_.decorate(widVar, spv::Decoration::BuiltIn, {static_cast<uint32_t>(spv::BuiltIn::WorkgroupId)});
     m_.decorate(widVar, spv::Decoration::Constant);
     m_.name(widVar, "group_id");
-    m_.entryPoint(spv::ExecutionModel::Kernel, fn, entry, {gidVar, lidVar, widVar});
+    std::vector<uint32_t> interface{gidVar, lidVar, widVar};
+    if (subgroupSlots_) {
+      // Sums combine through sub-groups (lower_group.cc): OpenCL's sub-group built-ins.
+      m_.capability(spv::Capability::Groups);
+      auto builtin = [&](spv::BuiltIn b, const char* name) {
+        const uint32_t v = m_.globalVariable(m_.typePointer(spv::StorageClass::Input, u32()), spv::StorageClass::Input);
+        m_.decorate(v, spv::Decoration::BuiltIn, {static_cast<uint32_t>(b)});
+        m_.decorate(v, spv::Decoration::Constant);
+        m_.name(v, name);
+        interface.push_back(v);
+        return v;
+      };
+      sgLocalVar_ = builtin(spv::BuiltIn::SubgroupLocalInvocationId, "subgroup_local_id");
+      sgIdVar_ = builtin(spv::BuiltIn::SubgroupId, "subgroup_id");
+      sgCountVar_ = builtin(spv::BuiltIn::NumSubgroups, "num_subgroups");
+    }
+    m_.entryPoint(spv::ExecutionModel::Kernel, fn, entry, interface);
     m_.executionMode(fn, spv::ExecutionMode::LocalSize, {groupSize_, 1, 1});
   } else {
     m_.entryPoint(spv::ExecutionModel::Kernel, fn, entry, {gidVar});
@@ -303,9 +322,9 @@ sdk::Status KernelLowering::statement(const plugsdk_stmt_t& s, size_t pos) {
 }
 
 sdk::StatusOr<SpirvKernel> lowerKernel(const sdk::KernelView& k, const std::string& entry, uint32_t groupSize,
-                                       bool contiguousChunks) {
+                                       bool contiguousChunks, uint32_t subgroupSlots) {
   Module m;
-  KernelLowering l(m, k, groupSize, contiguousChunks);
+  KernelLowering l(m, k, groupSize, contiguousChunks, groupSize ? subgroupSlots : 0);
   sdk::Status st = l.run(entry);
   if (!st.isOk()) return st;
   SpirvKernel out;
@@ -320,8 +339,10 @@ sdk::StatusOr<SpirvKernel> lowerKernel(const sdk::KernelView& k, const std::stri
 
 sdk::StatusOr<SpirvKernel> compileKernel(const sdk::KernelView& k, const std::string& entry,
                                          const CompileOptions& options) {
-  sdk::StatusOr<SpirvKernel> out =
-      lowerKernel(k, entry, chooseMapping(k, options.maxGroupSize).groupSize, options.contiguousChunks);
+  const uint32_t g = chooseMapping(k, options.maxGroupSize).groupSize;
+  const uint32_t slots =
+      options.minSubgroupSize ? std::max<uint32_t>(1, g / std::min(options.minSubgroupSize, std::max(g, 1u))) : 0;
+  sdk::StatusOr<SpirvKernel> out = lowerKernel(k, entry, g, options.contiguousChunks, slots);
   if (!out.isOk()) return out;
   const std::string what = "kernel @" + std::string(k.name());
   sdk::Status st = validate(out->words, what, options.env);

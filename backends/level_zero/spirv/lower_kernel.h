@@ -39,8 +39,11 @@ struct SpirvKernel {
 /// `entry`, with work-groups of `groupSize` per point (0: a work-item per point; mapping.h),
 /// a spread loop dealt in contiguous chunks or strided (CompileOptions::contiguousChunks).
 /// UNIMPLEMENTED naming the kernel and statement for what this mapping does not do.
+/// `subgroupSlots` (group mode): 0, every combine a tree over the work-group's slots; else
+/// sums go through sub-groups first (CompileOptions::minSubgroupSize), then a tree over this
+/// many slots (at least the number of sub-groups).
 sdk::StatusOr<SpirvKernel> lowerKernel(const sdk::KernelView& k, const std::string& entry, uint32_t groupSize = 0,
-                                       bool contiguousChunks = false);
+                                       bool contiguousChunks = false, uint32_t subgroupSlots = 0);
 
 struct CompileOptions {
   TargetEnv env = TargetEnv::kOpenCL2_0;
@@ -55,6 +58,12 @@ struct CompileOptions {
   /// (a CPU runs the work-items one after another: strided, each pass over the row would
   /// touch every cache line again). Measured on PoCL: docs/level-zero-backend.md.
   bool contiguousChunks = false;
+  /// The device's smallest sub-group, for row sums' combine (lower_group.cc): each
+  /// work-item's sum reduced over its sub-group first (OpGroupFAdd / OpGroupIAdd, Subgroup
+  /// scope), then a tree over groupSize / minSubgroupSize slots, not groupSize. 0: the tree
+  /// alone (and for max, min, prod, argmax, argmin always: their NaN and tie rules). A value
+  /// at least the group size: the sub-group is the whole work-group (PoCL), no tree.
+  uint32_t minSubgroupSize = 0;
 };
 
 /// lowerKernel, then validation (and the optimizer, and validation again): INTERNAL with the

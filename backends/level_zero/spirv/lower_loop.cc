@@ -193,7 +193,20 @@ sdk::Status KernelLowering::loop(const plugsdk_stmt_t& s, size_t pos) {
       }
       return out;
     };
-    const std::vector<uint32_t> all = groupAllReduce(fields, types, combineAll);
+    // Sums of 32- and 64-bit registers may go through sub-groups first (their order is the
+    // device's within a sub-group; max, min and argmax keep the tree's NaN and tie rules).
+    std::vector<bool> sumIsFloat;
+    for (const Acc& a : accs) {
+      const uint32_t t = a.dtype;
+      const bool isFloat =
+          t == PLUGSDK_DTYPE_F16 || t == PLUGSDK_DTYPE_BF16 || t == PLUGSDK_DTYPE_F32 || t == PLUGSDK_DTYPE_F64;
+      if (a.best || a.s->op != PLUGSDK_REDUCE_SUM || !(isFloat || t == PLUGSDK_DTYPE_I32 || t == PLUGSDK_DTYPE_I64)) {
+        sumIsFloat.clear();
+        break;
+      }
+      sumIsFloat.push_back(isFloat);
+    }
+    const std::vector<uint32_t> all = groupAllReduce(fields, types, combineAll, sumIsFloat);
     size_t f = 0;
     for (const Acc& a : accs) {
       m_.emit(spv::Op::Store, {a.value, all[f++]});

@@ -36,7 +36,8 @@ class KernelLowering {
  public:
   /// `groupSize`: 0 for one work-item per grid point, else a work-group of that many
   /// work-items per point (mapping.h).
-  KernelLowering(Module& m, const sdk::KernelView& k, uint32_t groupSize = 0, bool contiguousChunks = false);
+  KernelLowering(Module& m, const sdk::KernelView& k, uint32_t groupSize = 0, bool contiguousChunks = false,
+                 uint32_t subgroupSlots = 0);
   /// Builds the entry point `entry` into the module.
   sdk::Status run(const std::string& entry);
   std::vector<std::string> checkMessages;
@@ -123,8 +124,13 @@ class KernelLowering {
   /// Every work-item's `fields` combined over the work-group through Workgroup memory, in a
   /// fixed tree (work-item t with t + s for s = groupSize_ / 2, ..., 1): every work-item
   /// gets the same bits. `types`: the fields' register types (bool kept as uchar in memory).
+  /// `sumIsFloat`, when not empty: every field is a sum of a 32- or 64-bit register type,
+  /// floating or not (one entry a field); with subgroupSlots_ the
+  /// fields are first summed over each sub-group (OpGroupFAdd / OpGroupIAdd Reduce), each
+  /// sub-group's first work-item puts its sums in slot SubgroupId (slots no sub-group has get
+  /// zeros), and the tree runs over subgroupSlots_ slots.
   std::vector<uint32_t> groupAllReduce(const std::vector<uint32_t>& fields, const std::vector<uint32_t>& types,
-                                       const Combine& combine);
+                                       const Combine& combine, const std::vector<bool>& sumIsFloat = {});
   /// argmax / argmin of two (value, position) pairs: the better value; on a tie, or between
   /// NaNs, the earlier position (the order the work-items saw them in does not matter).
   std::pair<uint32_t, uint32_t> combineOrdered(bool isMax, uint32_t r, uint32_t ri, uint32_t v, uint32_t vi,
@@ -162,8 +168,10 @@ class KernelLowering {
   // Group mode.
   uint32_t groupSize_ = 0;
   bool contiguousChunks_ = false;
-  uint32_t lid_ = 0;        ///< the work-item's local id (i64)
-  bool spreading_ = false;  ///< lowering the body of a spread loop
+  uint32_t subgroupSlots_ = 0;  ///< sums' tree slots after the sub-group sums (0: no sub-groups)
+  uint32_t sgLocalVar_ = 0, sgIdVar_ = 0, sgCountVar_ = 0;  ///< the sub-group built-ins (u32)
+  uint32_t lid_ = 0;                                        ///< the work-item's local id (i64)
+  bool spreading_ = false;                                  ///< lowering the body of a spread loop
   /// An open skip (skipRestIf, skipIfGroupFailed): its merge block, the block that jumps there
   /// past the skipped statements, and (outside loops) the values defined since it opened,
   /// which become phis with a null value from the skipping path when it closes.

@@ -93,6 +93,8 @@ enum class Op : uint16_t {
   FOrdGreaterThanEqual = 190,
   ShiftRightLogical = 194,
   ShiftRightArithmetic = 195,
+  GroupIAdd = 264,
+  GroupFAdd = 265,
   ShiftLeftLogical = 196,
   BitwiseOr = 197,
   BitwiseXor = 198,
@@ -123,6 +125,7 @@ enum class Capability : uint32_t {
   Float64 = 10,
   Int64 = 11,
   Int64Atomics = 12,
+  Groups = 18,
   Int16 = 22,
   Int8 = 39,
 };
@@ -149,11 +152,16 @@ enum class BuiltIn : uint32_t {
   WorkgroupId = 26,
   LocalInvocationId = 27,
   GlobalInvocationId = 28,
+  NumSubgroups = 38,
+  SubgroupId = 40,
+  SubgroupLocalInvocationId = 41,
 };
 
 constexpr uint32_t kMemoryAccessAligned = 0x2;
 constexpr uint32_t kScopeDevice = 1;
 constexpr uint32_t kScopeWorkgroup = 2;
+constexpr uint32_t kScopeSubgroup = 3;
+constexpr uint32_t kGroupOperationReduce = 0;
 /// A work-group barrier's memory semantics: SequentiallyConsistent | WorkgroupMemory |
 /// CrossWorkgroupMemory (what OpenCL's barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE) is).
 constexpr uint32_t kSemanticsGroupBarrier = 0x10 | 0x100 | 0x200;

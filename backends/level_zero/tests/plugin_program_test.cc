@@ -134,6 +134,35 @@ TEST(LevelZeroProgram, BadSpirvOptIsAnError) {
 }
 
 /// The dumps of one run: stem -> {extension -> contents}.
+std::map<std::string, std::map<std::string, std::string>> dumpsOf(const fs::path& dir);
+
+TEST(LevelZeroProgram, SubgroupSumsMatchTheInterpreterWhenAskedFor) {
+  // subgroup_sums=on: PoCL (a CPU device with cl_khr_subgroups, a sub-group the whole
+  // work-group) gets row sums through OpGroupFAdd; the default (off) does not.
+  for (const char* sg : {"on", "off"}) {
+    SCOPED_TRACE(sg);
+    const fs::path dir = fs::path(::testing::TempDir()) / ("plugsdk_lz_subgroups_" + std::string(sg));
+    fs::remove_all(dir);
+    OPEN_OR_SKIP(dev, "dump=" + dir.string() + (std::string(sg) == "on" ? ";subgroup_sums=on" : ""));
+    for (int64_t rows : {1, 7}) expectClose(runProgram(dev, kReductions, rows), kReductionsAtol);
+    size_t withGroupAdd = 0;
+    for (const auto& [stem, files] : dumpsOf(dir))
+      withGroupAdd += files.count(".spvasm") && files.at(".spvasm").find("OpGroupFAdd") != std::string::npos;
+    if (std::string(sg) == "on") {
+      EXPECT_GT(withGroupAdd, 0u);
+    } else {
+      EXPECT_EQ(withGroupAdd, 0u);
+    }
+  }
+  auto p = Loader({PLUGSDK_LEVEL_ZERO_PLUGIN_DIR}).load("level_zero");
+  ASSERT_TRUE(p.isOk());
+  auto bad = Device::open(*p, 0, "runtime=opencl;subgroup_sums=maybe");
+  ASSERT_FALSE(bad.isOk());
+  EXPECT_NE(bad.status().message().find("option subgroup_sums: 'maybe' is not on or off"), std::string::npos)
+      << bad.status().toString();
+}
+
+/// The dumps of one run: stem -> {extension -> contents}.
 std::map<std::string, std::map<std::string, std::string>> dumpsOf(const fs::path& dir) {
   std::map<std::string, std::map<std::string, std::string>> out;
   for (const fs::directory_entry& e : fs::directory_iterator(dir))

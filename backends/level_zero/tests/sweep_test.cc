@@ -127,12 +127,20 @@ TEST(SpirvSweep, EveryKernelOfScheduledGraphsValidates) {
         ASSERT_TRUE(e.isOk()) << file << ": " << e.status().message();
         ASSERT_TRUE(sdk::KernelView::validate((*e)->get()).isOk());
         const sdk::KernelView view((*e)->get());
-        // The mapping a GPU gets (strided spread loops), and the one a CPU device gets.
+        // The mapping a GPU gets (strided spread loops), and the one a CPU device gets
+        // (PoCL: contiguous chunks, a sub-group the whole work-group); sums through
+        // sub-groups of at least 8 (an Intel GPU's).
         CompileOptions cpu{TargetEnv::kOpenCL2_0, false};
         cpu.contiguousChunks = true;
+        cpu.minSubgroupSize = UINT32_MAX;
         sdk::StatusOr<SpirvKernel> chunked = compileKernel(view, std::string(view.name()), cpu);
         if (!chunked.isOk() && chunked.status().code() != sdk::Code::kUnimplemented)
           invalid.push_back(file + " (contiguous chunks): " + chunked.status().message().substr(0, 4000));
+        CompileOptions sub8{TargetEnv::kOpenCL2_0, false};
+        sub8.minSubgroupSize = 8;
+        sdk::StatusOr<SpirvKernel> subgroups = compileKernel(view, std::string(view.name()), sub8);
+        if (!subgroups.isOk() && subgroups.status().code() != sdk::Code::kUnimplemented)
+          invalid.push_back(file + " (sub-groups of 8): " + subgroups.status().message().substr(0, 4000));
         sdk::StatusOr<SpirvKernel> s =
             compileKernel(view, std::string(view.name()), CompileOptions{TargetEnv::kOpenCL2_0, false});
         if (s.isOk()) {
