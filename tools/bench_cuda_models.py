@@ -11,6 +11,7 @@ compare. Run through tools/device_cuda_python.sh:
     bash tools/device_cuda_python.sh python3 tools/bench_cuda_models.py [--train] [--ro] [MODEL ...]
 
 --ro (inference) adds plugsdk under mode="reduce-overhead" (CUDA graphs); --ro-all inductor too.
+--plugsdk-only (training) leaves inductor out (diagnostics under environment switches).
 """
 import statistics
 import sys
@@ -155,7 +156,10 @@ def run_train(name, make):
     want_grad = weight.grad.detach().clone()
     row["eager"] = timed(step(model), args)
     reports_before = len(plugsdk.explain())
-    for backend, opts in (("inductor", None), ("plugsdk", {"device": "cuda"})):
+    backends = (("inductor", None), ("plugsdk", {"device": "cuda"}))
+    if "--plugsdk-only" in sys.argv:  # diagnostics: plugsdk's error and time without inductor's compile
+        backends = backends[1:]
+    for backend, opts in backends:
         torch._dynamo.reset()
         try:
             c = torch.compile(model, backend=backend, options=opts) if opts else torch.compile(model)

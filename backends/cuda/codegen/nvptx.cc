@@ -133,7 +133,7 @@ const char* llvmVersionString() { return LLVM_VERSION_STRING; }
 
 bool PtxOptions::fastExpByDefault() {
   const char* v = std::getenv("PLUGSDK_CUDA_FAST_EXP");
-  return v == nullptr || (std::string(v) != "0" && std::string(v) != "off");
+  return v != nullptr && (std::string(v) == "1" || std::string(v) == "on");
 }
 
 std::string findLibdevice() {

@@ -31,8 +31,11 @@ struct PtxOptions {
   uint32_t minBlocksPerSm = 0;
   /// f32 exp through ex2.approx.ftz.f32 of the reduced argument (lowering::Target's
   /// exp2Intrinsic; within 2.85 ulp by the reasoning in vector_math.cc); false: the inline
-  /// polynomial. Default: on, unless $PLUGSDK_CUDA_FAST_EXP is 0 or off (the conformance
-  /// runner passes no client options, so a tier can compare both).
+  /// polynomial. Default: off, on with $PLUGSDK_CUDA_FAST_EXP=1 (the conformance runner
+  /// passes no client options, so a tier can compare both). Off because GPT-2's training
+  /// step measured a gradient 0.209 off eager's with it against 0.068 without (H100, the
+  /// relative norm of wte's gradient; inductor 0.0076), which the conformance suite's exp
+  /// cases (within 4 ulp) do not explain: not understood yet (docs/cuda-backend.md).
   bool fastExp = fastExpByDefault();
   static bool fastExpByDefault();
 };
