@@ -226,7 +226,7 @@ TEST(Decompose, AttentionKeepsOnlyTheFormsTheDeviceTakes) {
             (std::vector<std::string>{"bf16 e64 ev64", "bf16 e64 ev64 causal", "bf16 e64 ev64 bool mask",
                                       "bf16 e64 ev64 float mask", "bf16 e64 ev64 dropout", "bf16 e64 ev32",
                                       "f32 e64 ev64", "bf16 e80 ev80"}));
-  // The cuda plugin's claim: f16/bf16, no mask, no dropout, head dims <= 128 in multiples of 8.
+  // A device taking f16/bf16, no mask, no dropout, head dims <= 128 in multiples of 8.
   o.sdpa.dtypes = {ir::DType::kF16, ir::DType::kBF16};
   o.sdpa.boolMask = o.sdpa.floatMask = o.sdpa.dropout = false;
   o.sdpa.headDimMax = 128;
