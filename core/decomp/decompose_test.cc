@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "core/prims/prims.h"
 #include "core/text/parser.h"
 
@@ -63,8 +65,10 @@ TEST(Decompose, KeepLeavesAnOpWhole) {
   EXPECT_EQ(nonPrim, 1);
 }
 
-/// The prims.matmul nodes of `text` decomposed with `o`, as "operand dtype -> result dtype".
-std::vector<std::string> matmulsOf(const char* text, const DecompOptions& o) {
+/// The `op` nodes of `text` left whole by decomposing with `o` (whose outputs keep their
+/// types), each as `describe` gives it, in order.
+std::vector<std::string> keptNodes(const char* text, const DecompOptions& o, const std::string& op,
+                                   const std::function<std::string(const ir::Node&)>& describe) {
   auto ctx = ir::makeDefaultContext();
   auto g = text::parseGraph(*ctx, text);
   EXPECT_TRUE(g.isOk()) << g.status().toString();
@@ -72,12 +76,20 @@ std::vector<std::string> matmulsOf(const char* text, const DecompOptions& o) {
   auto r = decompose(*ctx, makeDefaultDecompositions(), *g, o);
   EXPECT_TRUE(r.isOk()) << r.status().toString();
   if (!r.isOk()) return {};
+  for (size_t i = 0; i < g->outputs().size(); ++i)
+    EXPECT_EQ(r->outputs()[i]->type().toString(), g->outputs()[i]->type().toString()) << "output " << i;
   std::vector<std::string> out;
   for (const auto& n : r->nodes())
-    if (n->op() == "prims.matmul")
-      out.push_back(std::string(ir::dtypeName(n->inputs()[0]->type().dtype)) + " -> " +
-                    std::string(ir::dtypeName(n->outputs()[0]->type().dtype)));
+    if (n->op() == op) out.push_back(describe(*n));
   return out;
+}
+
+/// The prims.matmul nodes of `text` decomposed with `o`, as "operand dtype -> result dtype".
+std::vector<std::string> matmulsOf(const char* text, const DecompOptions& o) {
+  return keptNodes(text, o, "prims.matmul", [](const ir::Node& n) {
+    return std::string(ir::dtypeName(n.inputs()[0]->type().dtype)) + " -> " +
+           std::string(ir::dtypeName(n.outputs()[0]->type().dtype));
+  });
 }
 
 TEST(Decompose, AttentionOverMatmulKeepsHalfOperandsWhenTheDeviceTakesAnF32Result) {
@@ -104,23 +116,11 @@ TEST(Decompose, AttentionOverMatmulKeepsHalfOperandsWhenTheDeviceTakesAnF32Resul
 /// The prims.convolution nodes of `text` left whole by decomposing with `o`, as their input
 /// dtype (" transposed" appended for a transposed one), in order.
 std::vector<std::string> convolutionsOf(const char* text, const DecompOptions& o) {
-  auto ctx = ir::makeDefaultContext();
-  auto g = text::parseGraph(*ctx, text);
-  EXPECT_TRUE(g.isOk()) << g.status().toString();
-  if (!g.isOk()) return {};
-  auto r = decompose(*ctx, makeDefaultDecompositions(), *g, o);
-  EXPECT_TRUE(r.isOk()) << r.status().toString();
-  if (!r.isOk()) return {};
-  for (size_t i = 0; i < g->outputs().size(); ++i)
-    EXPECT_EQ(r->outputs()[i]->type().toString(), g->outputs()[i]->type().toString()) << "output " << i;
-  std::vector<std::string> out;
-  for (const auto& n : r->nodes())
-    if (n->op() == "prims.convolution") {
-      auto t = n->attrs().find("transposed");
-      const bool transposed = t != n->attrs().end() && t->second.asBool().value_or(false);
-      out.push_back(std::string(ir::dtypeName(n->inputs()[0]->type().dtype)) + (transposed ? " transposed" : ""));
-    }
-  return out;
+  return keptNodes(text, o, "prims.convolution", [](const ir::Node& n) {
+    auto t = n.attrs().find("transposed");
+    const bool transposed = t != n.attrs().end() && t->second.asBool().value_or(false);
+    return std::string(ir::dtypeName(n.inputs()[0]->type().dtype)) + (transposed ? " transposed" : "");
+  });
 }
 
 // A device whose library takes some forms of prims.convolution (ABI 1.4 convolution_dtypes and
@@ -181,29 +181,17 @@ TEST(Decompose, MatmulKeepsOnlyTheDtypesTheDeviceTakes) {
 /// The prims.sdpa nodes of `text` left whole by decomposing with `o`, each as
 /// "<dtype> e<E> ev<Ev>" plus " causal", " bool mask", " float mask", " dropout".
 std::vector<std::string> attentionsOf(const char* text, const DecompOptions& o) {
-  auto ctx = ir::makeDefaultContext();
-  auto g = text::parseGraph(*ctx, text);
-  EXPECT_TRUE(g.isOk()) << g.status().toString();
-  if (!g.isOk()) return {};
-  auto r = decompose(*ctx, makeDefaultDecompositions(), *g, o);
-  EXPECT_TRUE(r.isOk()) << r.status().toString();
-  if (!r.isOk()) return {};
-  for (size_t i = 0; i < g->outputs().size(); ++i)
-    EXPECT_EQ(r->outputs()[i]->type().toString(), g->outputs()[i]->type().toString()) << "output " << i;
-  std::vector<std::string> out;
-  for (const auto& n : r->nodes()) {
-    if (n->op() != "prims.sdpa") continue;
-    const ir::TensorType &q = n->inputs()[0]->type(), &v = n->inputs()[2]->type();
+  return keptNodes(text, o, "prims.sdpa", [](const ir::Node& n) {
+    const ir::TensorType &q = n.inputs()[0]->type(), &v = n.inputs()[2]->type();
     std::string d =
         std::string(ir::dtypeName(q.dtype)) + " e" + q.shape.back().toString() + " ev" + v.shape.back().toString();
-    const ir::AttrReader a(n->def()->schema, n->attrs());
+    const ir::AttrReader a(n.def()->schema, n.attrs());
     if (a.getBool("is_causal")) d += " causal";
-    if (n->inputs().size() > 3 && n->inputs()[3])
-      d += n->inputs()[3]->type().dtype == ir::DType::kBool ? " bool mask" : " float mask";
+    if (n.inputs().size() > 3 && n.inputs()[3])
+      d += n.inputs()[3]->type().dtype == ir::DType::kBool ? " bool mask" : " float mask";
     if (a.getFloat("dropout_p") > 0) d += " dropout";
-    out.push_back(d);
-  }
-  return out;
+    return d;
+  });
 }
 
 // A device whose library takes some forms of prims.sdpa (ABI 1.7 sdpa_dtypes, sdpa_skips,
