@@ -33,9 +33,9 @@ struct PtxOptions {
   /// exp2Intrinsic; within 2.85 ulp by the reasoning in vector_math.cc); false: the inline
   /// polynomial. Default: off, on with $PLUGSDK_CUDA_FAST_EXP=1 (the conformance runner
   /// passes no client options, so a tier can compare both). Off because GPT-2's training
-  /// step measured a gradient 0.209 off eager's with it against 0.068 without (H100, the
-  /// relative norm of wte's gradient; inductor 0.0076), which the conformance suite's exp
-  /// cases (within 4 ulp) do not explain: not understood yet (docs/cuda-backend.md).
+  /// step in tools/bench_cuda_models.py measured wte's gradient 0.209 off eager's with it
+  /// against 0.068 without, where a fresh process (tools/probe_grad_errors.py) gives 0.0081
+  /// with either: a sequence-dependent difference not understood yet (docs/cuda-backend.md).
   bool fastExp = fastExpByDefault();
   static bool fastExpByDefault();
 };
