@@ -130,7 +130,8 @@ def run_train(name, make):
     times a fixed random tensor (the plain mean of a layer-normed output is ~0 whatever the
     weights: its value and gradients are noise, which compared as 186% off for BERT), backward
     (gradients accumulate; their size does not change the step's work). Errors: the loss's
-    relative difference and the first weight's gradient as ||g - g_eager|| / ||g_eager||."""
+    relative difference and the first weight's gradient as ||g - g_eager|| / ||g_eager||, apart
+    (the loss is a mean near 0, its relative difference noise-sized)."""
     torch.manual_seed(0)
     model, args = make()
     model = model.cuda().train()
@@ -168,8 +169,12 @@ def run_train(name, make):
             got = step(c)(*args).item()
             torch.cuda.synchronize()
             row[backend + "_compile"] = time.time() - t0
-            grad_err = (weight.grad - want_grad).norm().item() / max(want_grad.norm().item(), 1e-30)
-            row[backend + "_err"] = max(abs(got - want) / max(abs(want), 1e-30), grad_err)
+            # Reported apart: the loss is a mean of ~1e8 products of random signs (GPT-2's), near 0,
+            # so its relative difference is noise-sized (0.07-0.21 for GPT-2 while every gradient
+            # was within 1% of eager's, tools/probe_grad_errors.py); the gradient is the measure.
+            row[backend + "_grad_err"] = (weight.grad - want_grad).norm().item() / max(want_grad.norm().item(), 1e-30)
+            row[backend + "_loss_err"] = abs(got - want) / max(abs(want), 1e-30)
+            row[backend + "_err"] = row[backend + "_grad_err"]
             row[backend] = timed(step(c), args)
         except Exception as ex:
             row[backend + "_error"] = f"{type(ex).__name__}: {str(ex).splitlines()[0][:160]}"
@@ -200,8 +205,11 @@ def main():
 
         ratio = f"{r['plugsdk'] / r['inductor']:.2f}" if "plugsdk" in r and "inductor" in r else "-"
         if train:
-            print(f"{'':10s} relative error (loss, first weight's gradient): inductor "
-                  f"{r.get('inductor_err', float('nan')):.3g}, plugsdk {r.get('plugsdk_err', float('nan')):.3g}")
+            nan = float("nan")
+            print(f"{'':10s} relative error of the first weight's gradient: inductor "
+                  f"{r.get('inductor_grad_err', nan):.3g}, plugsdk {r.get('plugsdk_grad_err', nan):.3g}; "
+                  f"of the loss (a mean near 0: noisy): inductor {r.get('inductor_loss_err', nan):.3g}, "
+                  f"plugsdk {r.get('plugsdk_loss_err', nan):.3g}")
         print(f"{name:10s} eager {ms('eager')} | inductor {ms('inductor')} (compile {s('inductor_compile')}) | "
               f"plugsdk {ms('plugsdk')} (compile {s('plugsdk_compile')}, max diff {r.get('plugsdk_err', float('nan')):.3g}, "
               f"partitions compiled/eager {r.get('partitions')}) | plugsdk/inductor {ratio}", flush=True)
