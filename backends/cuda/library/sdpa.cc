@@ -23,7 +23,7 @@ struct Mapped {
   std::vector<int64_t> outerSizes, outerStrides;  ///< the batch dims before b
 };
 
-Mapped mapTo4d(const TensorValue& t, size_t batchDims, bool lse) {
+Mapped mapTo4d(const TensorValue& t, bool lse) {
   Mapped m;
   std::vector<int64_t> sizes = t.sizes, strides = t.strides;
   if (lse) sizes.push_back(1), strides.push_back(1);
@@ -37,7 +37,6 @@ Mapped mapTo4d(const TensorValue& t, size_t batchDims, bool lse) {
   // A unit dim's stride is free: give it the packed one (cuDNN checks strides of every dim).
   for (size_t d = 4; d-- > 0;)
     if (m.dims[d] == 1) m.strides[d] = d == 3 ? 1 : m.dims[d + 1] * m.strides[d + 1];
-  (void)batchDims;
   return m;
 }
 
@@ -168,7 +167,7 @@ sdk::StatusOr<const SdpaExecutable::Setup*> SdpaExecutable::setupFor(const CUdev
   const int dnnType = t == PLUGSDK_DTYPE_F16 ? dnn::kHalf : dnn::kBfloat16;
   size_t scratch = 0;
   for (int i = 0; i < kSlots; ++i) {
-    const Mapped m = mapTo4d(vals[i], nb, i == kLse);
+    const Mapped m = mapTo4d(vals[i], i == kLse);
     Staged& g = s->s[i];
     g.dims = m.dims;
     g.offset = vals[i].offset;
