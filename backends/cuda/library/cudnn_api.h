@@ -63,6 +63,7 @@ enum BackendType : int {
   kMatmulOpDesc = 19,
   kReductionDesc = 21,
   kReductionOpDesc = 22,
+  kReshapeOpDesc = 31,
 };
 enum BackendAttr : int {
   kPointwiseMode = 0,
@@ -109,6 +110,7 @@ enum BackendAttr : int {
   kTensorUniqueId = 906,
   kTensorIsVirtual = 907,
   kTensorIsByValue = 908,
+  kTensorReorderingMode = 909,
   kVariantUniqueIds = 1000,
   kVariantDataPointers = 1001,
   kVariantWorkspace = 1003,
@@ -125,6 +127,8 @@ enum BackendAttr : int {
   kReductionOpX = 1610,
   kReductionOpY = 1611,
   kReductionOpOperator = 1612,
+  kReshapeOpX = 2200,
+  kReshapeOpY = 2201,
 };
 enum BackendAttrType : int {
   kTypeHandle = 0,
@@ -140,13 +144,16 @@ enum BackendAttrType : int {
   kTypePointwiseMode = 14,
   kTypeBackendDescriptor = 15,
   kTypeReductionOperator = 18,
+  kTypeTensorReorderingMode = 20,
 };
 // cudnnPointwiseMode_t, cudnnReduceTensorOp_t (the attention graph's, sdpa_graph.h)
-constexpr int kPwAdd = 0, kPwMul = 1, kPwDiv = 6, kPwSub = 9, kPwExp = 13, kPwLog = 15, kPwCmpGe = 303,
-              kPwGenIndex = 501, kPwBinarySelect = 601;
+constexpr int kPwAdd = 0, kPwMul = 1, kPwDiv = 6, kPwSub = 9, kPwExp = 13, kPwLog = 15, kPwIdentity = 21,
+              kPwCmpGe = 303, kPwGenIndex = 501, kPwBinarySelect = 601;
 constexpr int kReduceAdd = 0, kReduceMax = 3;
 // cudnnDataType_t beyond the float types
 constexpr int kInt32 = 4, kBoolean = 11;
+// cudnnBackendTensorReordering_t: F16x16 marks the attention backward's f32 dQ accumulator
+constexpr int kReorderF16x16 = 2;
 // cudnnBackendHeurMode_t, cudnnBackendNumericalNote_t
 constexpr int kHeurModeB = 1, kHeurModeFallback = 2, kHeurModeA = 3;
 constexpr int kNoteTensorCore = 0, kNoteDownConvertInputs = 1, kNoteReducedPrecisionReduction = 2;

@@ -56,8 +56,62 @@ BackendDesc GraphBuilder::tensor(const TensorSpec& t) {
     const bool yes = true;
     set(d, kTensorIsByValue, kTypeBoolean, 1, &yes, "a tensor's by-value flag");
   }
+  if (t.reordering) set(d, kTensorReorderingMode, kTypeTensorReorderingMode, 1, &t.reordering, "a tensor's reordering");
   finalize(d, "a tensor");
   return d;
+}
+
+void GraphBuilder::pointwise(int mode, int prec, BackendDesc x, BackendDesc b, BackendDesc y, BackendDesc t,
+                             int64_t axis) {
+  BackendDesc pw = make(kPointwiseDesc);
+  set(pw, kPointwiseMode, kTypePointwiseMode, 1, &mode, "a pointwise mode");
+  set(pw, kPointwiseMathPrec, kTypeDataType, 1, &prec, "a pointwise precision");
+  if (axis >= 0) set(pw, kPointwiseAxis, kTypeInt64, 1, &axis, "an index axis");
+  finalize(pw, "a pointwise operator");
+  BackendDesc op = make(kPointwiseOpDesc);
+  setDesc(op, kPointwiseOpPwDesc, pw, "a pointwise operator");
+  setDesc(op, kPointwiseOpX, x, "a pointwise input");
+  if (b) setDesc(op, kPointwiseOpB, b, "a pointwise second input");
+  if (t) setDesc(op, kPointwiseOpT, t, "a pointwise mask");
+  setDesc(op, kPointwiseOpY, y, "a pointwise output");
+  finalize(op, "a pointwise operation");
+  ops_.push_back(op);
+}
+
+void GraphBuilder::reduce(int what, BackendDesc x, BackendDesc y) {
+  BackendDesc r = make(kReductionDesc);
+  const int comp = kFloat;
+  set(r, kReductionOperator, kTypeReductionOperator, 1, &what, "a reduction operator");
+  set(r, kReductionCompType, kTypeDataType, 1, &comp, "a reduction's precision");
+  finalize(r, "a reduction operator");
+  BackendDesc op = make(kReductionOpDesc);
+  setDesc(op, kReductionOpX, x, "a reduction input");
+  setDesc(op, kReductionOpY, y, "a reduction output");
+  setDesc(op, kReductionOpOperator, r, "a reduction operator");
+  finalize(op, "a reduction operation");
+  ops_.push_back(op);
+}
+
+void GraphBuilder::matmul(BackendDesc a, BackendDesc b, BackendDesc c) {
+  BackendDesc m = make(kMatmulDesc);
+  const int comp = kFloat;
+  set(m, kMatmulCompType, kTypeDataType, 1, &comp, "a matmul's precision");
+  finalize(m, "a matmul operator");
+  BackendDesc op = make(kMatmulOpDesc);
+  setDesc(op, kMatmulOpA, a, "a matmul's a");
+  setDesc(op, kMatmulOpB, b, "a matmul's b");
+  setDesc(op, kMatmulOpC, c, "a matmul's c");
+  setDesc(op, kMatmulOpOperator, m, "a matmul operator");
+  finalize(op, "a matmul operation");
+  ops_.push_back(op);
+}
+
+void GraphBuilder::reshape(BackendDesc x, BackendDesc y) {
+  BackendDesc op = make(kReshapeOpDesc);
+  setDesc(op, kReshapeOpX, x, "a reshape's input");
+  setDesc(op, kReshapeOpY, y, "a reshape's output");
+  finalize(op, "a reshape operation");
+  ops_.push_back(op);
 }
 
 BackendDesc GraphBuilder::graph(Handle handle, const std::vector<BackendDesc>& ops) {

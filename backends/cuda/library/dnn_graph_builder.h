@@ -34,9 +34,19 @@ class GraphBuilder {
     std::vector<int64_t> dims, strides;
     bool isVirtual = false;  ///< an intermediate of the graph, never in memory
     bool byValue = false;    ///< a scalar passed by its host address in the variant pack
+    int reordering = 0;      ///< cudnnBackendTensorReordering_t (kReorderF16x16: dQ's accumulator)
   };
   /// A finalized tensor descriptor (16-byte alignment claimed for tensors in memory).
   BackendDesc tensor(const TensorSpec& t);
+
+  /// Operations, each finalized and appended to ops() in the order made. `prec` is the
+  /// pointwise math precision; `t` a binary select's condition; `axis` a GEN_INDEX's dim.
+  void pointwise(int mode, int prec, BackendDesc x, BackendDesc b, BackendDesc y, BackendDesc t = nullptr,
+                 int64_t axis = -1);
+  void reduce(int op, BackendDesc x, BackendDesc y);         ///< over the dims where y has size 1 (f32)
+  void matmul(BackendDesc a, BackendDesc b, BackendDesc c);  ///< f32 accumulation
+  void reshape(BackendDesc x, BackendDesc y);                ///< y: x's elements as another view
+  const std::vector<BackendDesc>& ops() const { return ops_; }
 
   /// The operation graph of `ops` on `handle`, finalized.
   BackendDesc graph(Handle handle, const std::vector<BackendDesc>& ops);
@@ -59,7 +69,7 @@ class GraphBuilder {
 
  private:
   const Api& api_;
-  std::vector<BackendDesc> owned_;
+  std::vector<BackendDesc> owned_, ops_;
   sdk::Status status_;
 };
 

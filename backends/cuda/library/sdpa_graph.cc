@@ -51,50 +51,6 @@ sdk::StatusOr<std::unique_ptr<SdpaGraphPlan>> SdpaGraphPlan::create(const Api& a
     return b.tensor({nextVirtual++, type, dims, strides, true});
   };
   auto scalar = [&](int64_t uid) { return b.tensor({uid, kFloat, {1, 1, 1, 1}, {1, 1, 1, 1}, false, true}); };
-  std::vector<BackendDesc> ops;
-  auto pointwise = [&](int mode, int prec, BackendDesc x, BackendDesc bIn, BackendDesc y, BackendDesc t = nullptr,
-                       int64_t axis = -1) {
-    BackendDesc pw = b.make(kPointwiseDesc);
-    b.set(pw, kPointwiseMode, kTypePointwiseMode, 1, &mode, "a pointwise mode");
-    b.set(pw, kPointwiseMathPrec, kTypeDataType, 1, &prec, "a pointwise precision");
-    if (axis >= 0) b.set(pw, kPointwiseAxis, kTypeInt64, 1, &axis, "an index axis");
-    b.finalize(pw, "a pointwise operator");
-    BackendDesc op = b.make(kPointwiseOpDesc);
-    b.setDesc(op, kPointwiseOpPwDesc, pw, "a pointwise operator");
-    b.setDesc(op, kPointwiseOpX, x, "a pointwise input");
-    if (bIn) b.setDesc(op, kPointwiseOpB, bIn, "a pointwise second input");
-    if (t) b.setDesc(op, kPointwiseOpT, t, "a pointwise mask");
-    b.setDesc(op, kPointwiseOpY, y, "a pointwise output");
-    b.finalize(op, "a pointwise operation");
-    ops.push_back(op);
-  };
-  auto reduce = [&](int what, BackendDesc x, BackendDesc y) {
-    BackendDesc r = b.make(kReductionDesc);
-    const int comp = kFloat;
-    b.set(r, kReductionOperator, kTypeReductionOperator, 1, &what, "a reduction operator");
-    b.set(r, kReductionCompType, kTypeDataType, 1, &comp, "a reduction's precision");
-    b.finalize(r, "a reduction operator");
-    BackendDesc op = b.make(kReductionOpDesc);
-    b.setDesc(op, kReductionOpX, x, "a reduction input");
-    b.setDesc(op, kReductionOpY, y, "a reduction output");
-    b.setDesc(op, kReductionOpOperator, r, "a reduction operator");
-    b.finalize(op, "a reduction operation");
-    ops.push_back(op);
-  };
-  auto matmul = [&](BackendDesc a, BackendDesc bIn, BackendDesc c) {
-    BackendDesc m = b.make(kMatmulDesc);
-    const int comp = kFloat;
-    b.set(m, kMatmulCompType, kTypeDataType, 1, &comp, "a matmul's precision");
-    b.finalize(m, "a matmul operator");
-    BackendDesc op = b.make(kMatmulOpDesc);
-    b.setDesc(op, kMatmulOpA, a, "a matmul's a");
-    b.setDesc(op, kMatmulOpB, bIn, "a matmul's b");
-    b.setDesc(op, kMatmulOpC, c, "a matmul's c");
-    b.setDesc(op, kMatmulOpOperator, m, "a matmul operator");
-    b.finalize(op, "a matmul operation");
-    ops.push_back(op);
-  };
-
   BackendDesc q = io(kUidQ, {s.b, s.h, s.sq, s.d}, s.q);
   // K read as K^T: [b, h, d, skv], its last two strides exchanged.
   BackendDesc kt = io(kUidK, {s.b, s.h, s.d, s.skv}, {s.k[0], s.k[1], s.k[3], s.k[2]});
@@ -102,42 +58,42 @@ sdk::StatusOr<std::unique_ptr<SdpaGraphPlan>> SdpaGraphPlan::create(const Api& a
   BackendDesc o = io(kUidO, {s.b, s.h, s.sq, s.dv}, s.o);
   BackendDesc stats = b.tensor({kUidStats, kFloat, rowDims, s.stats});
   BackendDesc scores = virt(kFloat, scoreDims, scoreStrides);
-  matmul(q, kt, scores);
+  b.matmul(q, kt, scores);
   BackendDesc scaled = virt(kFloat, scoreDims, scoreStrides);
-  pointwise(kPwMul, kFloat, scores, scalar(kUidScale), scaled);
+  b.pointwise(kPwMul, kFloat, scores, scalar(kUidScale), scaled);
   BackendDesc last = scaled;
   if (s.bias) {
     BackendDesc biased = virt(kFloat, scoreDims, scoreStrides);
-    pointwise(kPwAdd, kFloat, last, io(kUidBias, s.biasDims, s.biasStrides), biased);
+    b.pointwise(kPwAdd, kFloat, last, io(kUidBias, s.biasDims, s.biasStrides), biased);
     last = biased;
   }
   if (s.causal) {
     BackendDesc row = virt(kInt32, scoreDims, scoreStrides), col = virt(kInt32, scoreDims, scoreStrides);
-    pointwise(kPwGenIndex, kInt32, last, nullptr, row, nullptr, 2);
-    pointwise(kPwGenIndex, kInt32, last, nullptr, col, nullptr, 3);
+    b.pointwise(kPwGenIndex, kInt32, last, nullptr, row, nullptr, 2);
+    b.pointwise(kPwGenIndex, kInt32, last, nullptr, col, nullptr, 3);
     BackendDesc keep = virt(kBoolean, scoreDims, scoreStrides);
-    pointwise(kPwCmpGe, kBoolean, row, col, keep);
+    b.pointwise(kPwCmpGe, kBoolean, row, col, keep);
     BackendDesc masked = virt(kFloat, scoreDims, scoreStrides);
-    pointwise(kPwBinarySelect, kFloat, last, scalar(kUidMaskValue), masked, keep);
+    b.pointwise(kPwBinarySelect, kFloat, last, scalar(kUidMaskValue), masked, keep);
     last = masked;
   }
   // The softmax with its statistics, as cuDNN's attention engines expect it spelled.
   BackendDesc max = virt(kFloat, rowDims, rowStrides);
-  reduce(kReduceMax, last, max);
+  b.reduce(kReduceMax, last, max);
   BackendDesc shifted = virt(kFloat, scoreDims, scoreStrides);
-  pointwise(kPwSub, kFloat, last, max, shifted);
+  b.pointwise(kPwSub, kFloat, last, max, shifted);
   BackendDesc e = virt(kFloat, scoreDims, scoreStrides);
-  pointwise(kPwExp, kFloat, shifted, nullptr, e);
+  b.pointwise(kPwExp, kFloat, shifted, nullptr, e);
   BackendDesc sum = virt(kFloat, rowDims, rowStrides);
-  reduce(kReduceAdd, e, sum);
+  b.reduce(kReduceAdd, e, sum);
   BackendDesc logSum = virt(kFloat, rowDims, rowStrides);
-  pointwise(kPwLog, kFloat, sum, nullptr, logSum);
-  pointwise(kPwAdd, kFloat, max, logSum, stats);
+  b.pointwise(kPwLog, kFloat, sum, nullptr, logSum);
+  b.pointwise(kPwAdd, kFloat, max, logSum, stats);
   // P in the operands' dtype: the engines multiply like dtypes (as flash attention rounds P).
   BackendDesc probs = virt(s.dataType, scoreDims, scoreStrides);
-  pointwise(kPwDiv, kFloat, e, sum, probs);
-  matmul(probs, v, o);
-  BackendDesc graph = b.graph(handle, ops);
+  b.pointwise(kPwDiv, kFloat, e, sum, probs);
+  b.matmul(probs, v, o);
+  BackendDesc graph = b.graph(handle, b.ops());
   if (!b.status().isOk()) return b.status().withContext("attention " + s.describe());
   sdk::StatusOr<GraphBuilder::Plan> plan = b.plan(handle, graph, nullptr, nullptr);
   if (!plan.isOk()) return plan.status().withContext("attention " + s.describe());
