@@ -79,16 +79,17 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   /// (SPIRV-Tools' optimizer; default on), matmul=tiled|loops (f32 prims.matmul as the tiled
   /// kernel, or the core's loop kernels; default tiled), conv=implicit|im2col (f32
   /// prims.convolution as the implicit-GEMM kernel, or the core's expansion: im2col and a
-  /// matmul; default implicit), subgroup_sums=on|off (row sums' first combine levels in
+  /// matmul; default implicit), sdpa=flash|loops (f32 prims.sdpa as the flash-attention
+  /// kernel, or the core's matmuls and softmax; default flash), subgroup_sums=on|off (row sums' first combine levels in
   /// sub-groups where the device's sub-group size is known; default off), group_size=N (row reductions' work-group size
   /// at most: a power of two up to 1024, 0 for one work-item per point; default 64).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "runtime" && key != "opencl" && key != "ze_loader" && key != "dump" && key != "spirv_opt" &&
-          key != "group_size" && key != "matmul" && key != "conv" && key != "subgroup_sums")
+          key != "group_size" && key != "matmul" && key != "conv" && key != "sdpa" && key != "subgroup_sums")
         return sdk::invalidArgument("unknown option '" + key +
                                     "' (the level_zero plugin takes runtime, opencl, ze_loader, dump, spirv_opt, "
-                                    "group_size, matmul, conv, subgroup_sums)");
+                                    "group_size, matmul, conv, sdpa, subgroup_sums)");
     // Default: $PLUGSDK_LEVEL_ZERO_MATMUL, else tiled (the conformance runner passes no options).
     const char* envMatmul = std::getenv("PLUGSDK_LEVEL_ZERO_MATMUL");
     const std::string matmul = options.get("matmul", envMatmul && *envMatmul ? envMatmul : "tiled");
@@ -103,6 +104,13 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
       return sdk::invalidArgument("option conv: '" + conv + "' is not implicit or im2col" +
                                   (options.has("conv") ? "" : " (from PLUGSDK_LEVEL_ZERO_CONV)"));
     implicitConv_ = conv == "implicit";
+    // Likewise $PLUGSDK_LEVEL_ZERO_SDPA, else flash.
+    const char* envSdpa = std::getenv("PLUGSDK_LEVEL_ZERO_SDPA");
+    const std::string sdpa = options.get("sdpa", envSdpa && *envSdpa ? envSdpa : "flash");
+    if (sdpa != "flash" && sdpa != "loops")
+      return sdk::invalidArgument("option sdpa: '" + sdpa + "' is not flash or loops" +
+                                  (options.has("sdpa") ? "" : " (from PLUGSDK_LEVEL_ZERO_SDPA)"));
+    flashSdpa_ = sdpa == "flash";
     const std::string opt = options.get("spirv_opt", "on");
     if (opt != "on" && opt != "off") return sdk::invalidArgument("option spirv_opt: '" + opt + "' is not on or off");
     compileOptions_.optimize = opt == "on";
@@ -167,13 +175,20 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     // prims.matmul on f32 operands as the tiled kernel (library/matmul_spirv.h, ABI 1.6
     // matmul_dtypes) and f32 prims.convolution as the implicit GEMM (library/conv_spirv.h,
     // ABI 1.4 convolution_dtypes; a transposed one the core rewrites as a plain convolution
-    // of its dilated input, which comes here); the core expands the other dtypes and
-    // attention. Options matmul=loops / conv=im2col leave that op to the core (the
-    // measurements' baselines: conv=im2col is im2col and a matmul when matmul is kept).
-    d.libraryOps = (tiledMatmul_ ? PLUGSDK_LIBRARY_MATMUL : 0) | (implicitConv_ ? PLUGSDK_LIBRARY_CONVOLUTION : 0);
+    // of its dilated input, which comes here), and f32 prims.sdpa as flash attention
+    // (library/sdpa_spirv.h, ABI 1.7: no mask, a bool or float mask, causal, Ev != E, head
+    // dims up to its tiles' 128; dropout left to the core); the core expands the other dtypes
+    // and forms. Options matmul=loops / conv=im2col / sdpa=loops leave that op to the core
+    // (the measurements' baselines: conv=im2col is im2col and a matmul when matmul is kept).
+    // The attention backward (ABI 1.8) is not claimed: the core expands it.
+    d.libraryOps = (tiledMatmul_ ? PLUGSDK_LIBRARY_MATMUL : 0) | (implicitConv_ ? PLUGSDK_LIBRARY_CONVOLUTION : 0) |
+                   (flashSdpa_ ? PLUGSDK_LIBRARY_SDPA : 0);
     d.matmulDtypes = sdk::dtypeBits({PLUGSDK_DTYPE_F32});
     d.convolutionDtypes = sdk::dtypeBits({PLUGSDK_DTYPE_F32});
     d.convolutionSkipsTransposed = true;
+    d.sdpaDtypes = sdk::dtypeBits({PLUGSDK_DTYPE_F32});
+    d.sdpaSkips = PLUGSDK_SDPA_SKIPS_DROPOUT;
+    d.sdpaHeadDimMax = lz::library::kSdpaHeadDimMax;
     d.maxKernelStmts = 0;
     d.fusesHorizontal = true;
     d.fusesReductionEpilogue = true;
@@ -337,7 +352,7 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
     return e;
   }
 
-  /// f32 prims.matmul and prims.convolution (library/library_ops.h).
+  /// f32 prims.matmul, prims.convolution and prims.sdpa (library/library_ops.h).
   sdk::StatusOr<std::unique_ptr<LzExecutable>> compileLibrary(const sdk::LibraryCall& c) override {
     sdk::StatusOr<std::unique_ptr<lz::library::LibraryOp>> op = library_->compile(c);
     if (!op.isOk()) return op.status();
@@ -349,7 +364,9 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
 
   sdk::Status launch(const Launch& l) override {
     std::vector<void*> args;
-    for (size_t i = 0; i < l.buffers.size(); ++i) args.push_back(l.buffers[i]->ptr + l.offsets[i]);
+    // A library call's absent optional input (prims.sdpa's attn_mask) comes as NULL.
+    for (size_t i = 0; i < l.buffers.size(); ++i)
+      args.push_back(l.buffers[i] ? l.buffers[i]->ptr + l.offsets[i] : nullptr);
     const std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
     auto run = [&](lz::Queue q) {
       return l.executable.library ? library_->launch(*l.executable.library, args, symbols, q)
@@ -383,6 +400,7 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   std::string dumpDir_;
   bool tiledMatmul_ = true;   ///< option matmul: f32 prims.matmul as the tiled kernel
   bool implicitConv_ = true;  ///< option conv: f32 prims.convolution as the implicit GEMM
+  bool flashSdpa_ = true;     ///< option sdpa: f32 prims.sdpa as flash attention
   spirv::CompileOptions compileOptions_;
   std::mutex mu_;
   std::set<lz::Queue> queues_;                                          ///< the live streams'

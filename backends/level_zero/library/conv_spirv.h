@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "backends/level_zero/library/matmul_spirv.h"  // kTile
+#include "backends/level_zero/library/tiled_kernel.h"  // kMaxGroups
 #include "plugsdk/status.hpp"
 
 namespace plugsdk::level_zero::library {
@@ -61,9 +62,6 @@ enum ConvScalar : uint32_t {
 /// (divide.h): a column by positions per image, an output position by O1 O2 and by O2, a
 /// reduction index by kernel positions, by K1 K2 and by K2.
 enum ConvDivisor : uint32_t { kDivP, kDivO12, kDivO2, kDivKs, kDivK12, kDivK2 };
-
-/// Work-groups along x or z in one launch at most (Level Zero devices may cap group counts at 65535).
-constexpr uint64_t kMaxGroups = 65535;
 
 /// The module (validated, not optimized) whose one entry point is `entry`.
 sdk::StatusOr<std::vector<uint32_t>> implicitGemmConvModule(const std::string& entry);

@@ -20,6 +20,10 @@
 
 namespace plugsdk::level_zero::library {
 
+/// Work-groups along one dim of a launch at most (Level Zero devices may cap group counts at
+/// 65535): larger grids are split into launches.
+constexpr uint64_t kMaxGroups = 65535;
+
 /// One parameter of the entry point.
 struct KernelArg {
   enum Kind { kF32Pointer, kU8Pointer, kI64 };
