@@ -74,9 +74,14 @@ TEST(LevelZeroPlugin, OpenCLRuntimeDescribesItsDevice) {
   ASSERT_TRUE(d.isOk()) << d.status().toString();
   const DeviceCaps& caps = (*d)->caps();
   EXPECT_NE(caps.name.find("runtime=opencl"), std::string::npos) << caps.name;
-  // f32 prims.matmul and prims.convolution alone, as the tiled kernel (ABI 1.6) and the
-  // implicit GEMM (ABI 1.4; transposed ones the core's); no epilogue on either.
-  EXPECT_EQ(caps.libraryOps, static_cast<uint32_t>(PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION));
+  // f32 prims.matmul, prims.convolution and prims.sdpa alone, as the tiled kernel (ABI 1.6),
+  // the implicit GEMM (ABI 1.4; transposed ones the core's) and flash attention (ABI 1.7; no
+  // dropout, head dims up to 128); no epilogue on any, and not the attention backward.
+  EXPECT_EQ(caps.libraryOps,
+            static_cast<uint32_t>(PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA));
+  EXPECT_EQ(caps.sdpaDtypes, PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F32));
+  EXPECT_EQ(caps.sdpaSkips, static_cast<uint32_t>(PLUGSDK_SDPA_SKIPS_DROPOUT));
+  EXPECT_EQ(caps.sdpaHeadDimMax, 128u);
   EXPECT_EQ(caps.convolutionDtypes, PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F32));
   EXPECT_TRUE(caps.convolutionSkipsTransposed);
   EXPECT_EQ(caps.matmulDtypes, PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F32));

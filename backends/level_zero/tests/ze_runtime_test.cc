@@ -21,6 +21,7 @@
 
 #include "backends/level_zero/library/conv_call.h"
 #include "backends/level_zero/library/matmul_call.h"
+#include "backends/level_zero/library/sdpa_call.h"
 #include "backends/level_zero/runtime/ze_runtime.h"
 #include "backends/level_zero/tests/spirv_test_util.h"
 #include "backends/llvm_lowering/frame.h"
@@ -422,6 +423,56 @@ TEST(ZeFake, ImplicitGemmConvLaunchesTilesOfColumnsAndChannelsPerGroup) {
   rt->destroyQueue(*q);
 }
 
+TEST(ZeFake, FlashAttentionLaunchesABlockOfRowsPerGroupAndBatchDimsAsYAndZ) {
+  Fake fake;
+  std::unique_ptr<Runtime> rt = openFake();
+  ASSERT_TRUE(rt);
+  sdk::StatusOr<Queue> q = rt->createQueue();
+  ASSERT_TRUE(q.isOk());
+  sdk::StatusOr<std::vector<uint32_t>> words =
+      library::flashAttentionModule("plugsdk_sdpa_f32_flash", library::SdpaMask::kNone);
+  ASSERT_TRUE(words.isOk()) << words.status().message();
+  sdk::StatusOr<std::shared_ptr<RuntimeModule>> m = rt->build(*words, "sdpa", "plugsdk_sdpa", "");
+  ASSERT_TRUE(m.isOk()) << m.status().message();
+  sdk::StatusOr<std::unique_ptr<RuntimeKernel>> k =
+      rt->createLibraryKernel(*m, "plugsdk_sdpa_f32_flash", "prims.sdpa (test)");
+  ASSERT_TRUE(k.isOk()) << k.status().message();
+  // q, k, v [2, 3, 40, 64], no mask: 3 blocks of 16 rows x 3 heads x 2; 5 pointers and 30 scalars.
+  library::SdpaCall call;
+  auto expr = [&](int64_t v) {
+    plugsdk_index_expr_t e{static_cast<uint32_t>(call.pool.size()), 1};
+    call.pool.push_back({PLUGSDK_INDEX_CONST, 0, v});
+    return e;
+  };
+  for (library::OperandDesc* d : {&call.q, &call.k, &call.v, &call.out}) {
+    d->dtype = PLUGSDK_DTYPE_F32;
+    d->sizes = {expr(2), expr(3), expr(40), expr(64)};
+    d->strides = {expr(3 * 40 * 64), expr(40 * 64), expr(64), expr(1)};
+    d->offset = expr(0);
+  }
+  call.lse.dtype = PLUGSDK_DTYPE_F32;
+  call.lse.sizes = {expr(2), expr(3), expr(40)};
+  call.lse.strides = {expr(3 * 40), expr(40), expr(1)};
+  call.lse.offset = expr(0);
+  sdk::StatusOr<std::vector<library::SdpaLaunch>> plan = library::planSdpaLaunches(call, {});
+  ASSERT_TRUE(plan.isOk() && plan->size() == 1u) << plan.status().message();
+  sdk::StatusOr<void*> x = rt->allocate(PLUGSDK_MEMORY_DEVICE, 4 * 2 * 3 * 40 * 64);
+  ASSERT_TRUE(x.isOk());
+  void* const p = *x;
+  std::vector<KernelParam> params(5, {true, 8, &p});
+  for (const int64_t& v : (*plan)[0].scalars) params.push_back({false, 8, &v});
+  ASSERT_TRUE(rt->launchGroups(**k, params, {16, 16, 1}, (*plan)[0].groups, *q).isOk());
+  ASSERT_TRUE(rt->finish(*q, "test").isOk());
+  const std::string log = fake.takeLog();
+  EXPECT_TRUE(has(log,
+                  "zeKernelSetArgumentValue 34 8\nzeKernelSetGroupSize 16 16 1\n"
+                  "zeCommandListAppendLaunchKernel 3 3 2\nzeCommandListHostSynchronize"))
+      << log;
+  k->reset();
+  rt->free(p);
+  rt->destroyQueue(*q);
+}
+
 TEST(ZeFake, StatusWordIsReadBack) {
   Fake fake;
   std::unique_ptr<Runtime> rt = openFake();
@@ -551,9 +602,12 @@ TEST(ZeFake, PluginUsesTheLevelZeroRuntime) {
   EXPECT_NE(caps.name.find("runtime=level_zero"), std::string::npos) << caps.name;
   EXPECT_NE(caps.dtypes & PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F64), 0u);
   EXPECT_EQ(caps.memoryBytes, uint64_t{8} << 30);
-  // prims.matmul and prims.convolution on f32 alone (the tiled kernel, ABI 1.6 matmul_dtypes;
-  // the implicit GEMM, ABI 1.4 convolution_dtypes, transposed ones rewritten by the core).
-  EXPECT_EQ(caps.libraryOps, static_cast<uint32_t>(PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION));
+  // prims.matmul, prims.convolution and prims.sdpa on f32 alone (the tiled kernel, ABI 1.6
+  // matmul_dtypes; the implicit GEMM, ABI 1.4 convolution_dtypes, transposed ones rewritten by
+  // the core; flash attention, ABI 1.7 sdpa_dtypes).
+  EXPECT_EQ(caps.libraryOps,
+            static_cast<uint32_t>(PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA));
+  EXPECT_EQ(caps.sdpaDtypes, PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F32));
   EXPECT_EQ(caps.matmulDtypes, PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F32));
   EXPECT_EQ(caps.convolutionDtypes, PLUGSDK_DTYPE_BIT(PLUGSDK_DTYPE_F32));
   EXPECT_TRUE(caps.convolutionSkipsTransposed);
