@@ -32,13 +32,7 @@ sdk::StatusOr<std::vector<uint32_t>> flashAttentionModule(const std::string& ent
   auto lt = [&](uint32_t a, uint32_t b) { return g.lt(a, b); };
   auto both = [&](uint32_t a, uint32_t b) { return g.both(a, b); };
   auto either = [&](uint32_t a, uint32_t b) { return g.op(spv::Op::LogicalOr, g.bt, {a, b}); };
-  auto isNan = [&](uint32_t x) { return g.op(spv::Op::IsNan, g.bt, {x}); };
   const uint32_t negInf = g.cF(-std::numeric_limits<double>::infinity()), zeroF = g.cF(0), zeroI = g.cI(0);
-  // max as the reference takes it: a NaN wins and stays.
-  auto nanMax = [&](uint32_t a, uint32_t x) {
-    const uint32_t take = either(isNan(x), g.op(spv::Op::FOrdGreaterThan, g.bt, {x, a}));
-    return g.select(take, g.select(isNan(a), a, x), a);
-  };
   const uint32_t L = s[kSdpaL], S = s[kSdpaS], E = s[kSdpaE], Ev = s[kSdpaEv];
   const uint32_t lane = g.lx, i = g.ly, wI = g.cI(kW), keysI = g.cI(kSdpaKeys), rowsI = g.cI(kSdpaRows);
   const uint32_t block = add(s[kSdpaBlockBase], g.gx);
@@ -56,10 +50,12 @@ sdk::StatusOr<std::vector<uint32_t>> flashAttentionModule(const std::string& ent
 
   // The lanes of row i load head dims lane, lane + kSdpaKeys, ... of `ptr`'s row at `base`
   // (`stride` apart) into row i of `tile`; zeros past the edges.
-  auto stageRow = [&](uint32_t ok, uint32_t ptr, uint32_t base, uint32_t stride, uint32_t dims, uint32_t tile) {
+  auto stageRow = [&](uint32_t ok, uint32_t ptr, uint32_t base, uint32_t stride, uint32_t dims, uint32_t tile,
+                      bool transposed = false) {
     g.loop(zeroI, dims, keysI, {}, [&](uint32_t e0, const Values&) {
       const uint32_t e = add(e0, lane);
-      g.stage(both(ok, lt(e, dims)), ptr, add(base, mul(e, stride)), g.at(tile, add(rowW, e)));
+      const uint32_t slot = transposed ? add(mul(e, keysI), i) : add(rowW, e);
+      g.stage(both(ok, lt(e, dims)), ptr, add(base, mul(e, stride)), g.at(tile, slot));
       return Values{};
     });
   };
@@ -71,13 +67,13 @@ sdk::StatusOr<std::vector<uint32_t>> flashAttentionModule(const std::string& ent
   for (uint32_t c = 0; c < kChunks; ++c) init.push_back(zeroF);
   const Values fin = g.loop(zeroI, keyEnd, keysI, init, [&](uint32_t k0, const Values& in) {
     const uint32_t key = add(k0, i), keyOk = lt(key, S);
-    stageRow(keyOk, k, add(kAt, mul(key, s[kSdpaK])), s[kSdpaK + 1], E, tileK);
+    stageRow(keyOk, k, add(kAt, mul(key, s[kSdpaK])), s[kSdpaK + 1], E, tileK, true);
     stageRow(keyOk, v, add(vAt, mul(key, s[kSdpaV])), s[kSdpaV + 1], Ev, tileV);
     g.barrier();
     // Lane t scores key k0 + t for row i.
-    const uint32_t keyW = mul(lane, wI);
     const uint32_t dot = g.loop(zeroI, E, g.cI(1), {zeroF}, [&](uint32_t e, const Values& acc) {
-      return Values{g.fadd(acc[0], g.fmul(g.loadShared(tileQ, add(rowW, e)), g.loadShared(tileK, add(keyW, e))))};
+      return Values{
+          g.fadd(acc[0], g.fmul(g.loadShared(tileQ, add(rowW, e)), g.loadShared(tileK, add(mul(e, keysI), lane))))};
     })[0];
     uint32_t score = g.fmul(dot, scale);
     const uint32_t j = add(k0, lane), jOk = lt(j, S);
@@ -89,10 +85,11 @@ sdk::StatusOr<std::vector<uint32_t>> flashAttentionModule(const std::string& ent
     if (mask == SdpaMask::kFloat) score = g.fadd(score, g.loadOrZero(maskOk, mk, maskIndex));
     g.storeShared(tileS, add(rowS, lane), g.select(dead, negInf, score));
     g.barrier();
-    // The row's new running max; exp(score - max) for this lane's key, the old terms' factor.
-    uint32_t tileMax = negInf;
-    for (uint32_t jj = 0; jj < kSdpaKeys; ++jj) tileMax = nanMax(tileMax, g.loadShared(tileS, add(rowS, g.cI(jj))));
-    const uint32_t mNew = nanMax(in[0], tileMax);
+    // The row's new running max (fmax passes NaNs over: they reach the sum instead, below);
+    // exp(score - max) for this lane's key, the old terms' factor.
+    uint32_t mNew = in[0];
+    for (uint32_t jj = 0; jj < kSdpaKeys; ++jj)
+      mNew = g.ext(spv::OpenCLStd::fmax, {mNew, g.loadShared(tileS, add(rowS, g.cI(jj)))});
     // A row with every score so far -inf has no terms yet: exp(-inf - 0) = 0 keeps it so.
     const uint32_t base = g.select(g.op(spv::Op::FOrdEqual, g.bt, {mNew, negInf}), zeroF, mNew);
     const uint32_t alpha = g.ext(spv::OpenCLStd::exp, {g.op(spv::Op::FSub, g.f32, {in[0], base})});
@@ -121,8 +118,11 @@ sdk::StatusOr<std::vector<uint32_t>> flashAttentionModule(const std::string& ent
     g.barrier();
     return next;
   });
-  // A row whose every score was -inf (or with no keys) gives zeros and lse 0.
-  const uint32_t empty = g.op(spv::Op::FOrdEqual, g.bt, {fin[0], negInf});
+  // A row whose every score was -inf (or with no keys) gives zeros and lse 0. A NaN score
+  // made the sum NaN (exp(NaN - max)): its row is NaN, as the reference's, even when every
+  // other score was -inf (the max then -inf too).
+  const uint32_t empty = g.both(g.op(spv::Op::FOrdEqual, g.bt, {fin[0], negInf}),
+                                g.op(spv::Op::LogicalNot, g.bt, {g.op(spv::Op::IsNan, g.bt, {fin[1]})}));
   for (uint32_t c = 0; c < kChunks; ++c) {
     const uint32_t col = add(lane, g.cI(c * kSdpaKeys));
     g.when(both(rowOk, lt(col, Ev)), {}, [&] {

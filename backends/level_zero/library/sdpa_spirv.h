@@ -2,19 +2,23 @@
 // softmax(scale q k^T + mask) v and each row's logsumexp, over f32, without the L x S scores
 // ever written. One work-group of kSdpaKeys x kSdpaRows work-items per kSdpaRows query rows
 // (y: the row in the block, x: a lane), the query block staged once in Workgroup memory;
-// the keys walked kSdpaKeys at a time, each step staging K's and V's tile (the lanes of a
-// row load one key's head dims), then lane t scores key t of its row (a dot over E from the
-// tiles), the row's scores meet in a Workgroup tile, every lane of the row takes their max
-// into the running max (an online softmax: the running sum and the lane's output columns
-// rescaled by exp(old max - new max)), lane t writes exp(score - max) to a second tile, and
-// each lane adds P V for its output columns t, t + kSdpaKeys, ... (at most kSdpaHeadDimMax
-// / kSdpaKeys accumulators, those past Ev skipped by a uniform branch). Four barriers a step;
-// no early return (PoCL 6.0 crashes on barriers behind one). A causal call stops at the
-// block's last row's diagonal (top-left aligned: key j is seen by row i when j <= i).
-// Masks: a key past S, a causal j > i and a bool mask's false give -inf scores; a float mask
-// is added to the scaled score. A row whose scores are all -inf (S = 0 too) gives zeros and
-// lse 0; a NaN score makes its row NaN, as the core's reference. Products add in order with
-// no fused multiply-add (ContractionOff).
+// the keys walked kSdpaKeys at a time, each step staging K's tile (transposed: lane t's
+// score reads K[t][e] at e kSdpaKeys + t, consecutive across the lanes) and V's (the lanes
+// of a row load one key's head dims), then lane t scores key t of its row (a dot over E
+// from the tiles), the row's scores meet in a Workgroup tile, every lane of the row takes
+// their max into the running max (an online softmax: the running sum and the lane's output
+// columns rescaled by exp(old max - new max)), lane t writes exp(score - max) to a second
+// tile, and each lane adds P V for its output columns t, t + kSdpaKeys, ... (at most
+// kSdpaHeadDimMax / kSdpaKeys accumulators, those past Ev skipped by a uniform branch).
+// Four barriers a step; no early return (PoCL 6.0 crashes on barriers behind one). A causal
+// call stops at the block's last row's diagonal (top-left aligned: key j is seen by row i
+// when j <= i). Masks: a key past S, a causal j > i and a bool mask's false give -inf
+// scores; a float mask is added to the scaled score. A row whose scores are all -inf (S = 0
+// too) gives zeros and lse 0. The max is OpenCL's fmax, which passes NaNs over (measured on
+// PoCL: a NaN-propagating max of selects made the whole kernel 3x slower): a NaN score
+// reaches the row through its exp in the sum instead, so the row is NaN as the reference's,
+// also when every other score is -inf. Products add in order with no fused multiply-add
+// (ContractionOff).
 //
 // The entry point's parameters: CrossWorkgroup float* q, k, v, then the mask (u8* for bool,
 // float* for float; none without), float* out, lse (offsets applied), then the i64 scalars of

@@ -187,6 +187,7 @@ enum class OpenCLStd : uint32_t {
   expm1 = 22,
   fabs = 23,
   floor = 25,
+  fmax = 27,
   fmod = 29,
   log = 37,
   log2 = 38,
