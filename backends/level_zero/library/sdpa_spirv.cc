@@ -70,10 +70,15 @@ sdk::StatusOr<std::vector<uint32_t>> flashAttentionModule(const std::string& ent
     stageRow(keyOk, k, add(kAt, mul(key, s[kSdpaK])), s[kSdpaK + 1], E, tileK, true);
     stageRow(keyOk, v, add(vAt, mul(key, s[kSdpaV])), s[kSdpaV + 1], Ev, tileV);
     g.barrier();
-    // Lane t scores key k0 + t for row i.
-    const uint32_t dot = g.loop(zeroI, E, g.cI(1), {zeroF}, [&](uint32_t e, const Values& acc) {
-      return Values{
-          g.fadd(acc[0], g.fmul(g.loadShared(tileQ, add(rowW, e)), g.loadShared(tileK, add(mul(e, keysI), lane))))};
+    // Lane t scores key k0 + t for row i, kSdpaKeys head dims a step without a guard: the
+    // tiles hold zeros from E up to the next multiple (0 * 0 adds nothing).
+    const uint32_t dot = g.loop(zeroI, E, keysI, {zeroF}, [&](uint32_t e0, const Values& acc) {
+      uint32_t sum = acc[0];
+      for (uint32_t ee = 0; ee < kSdpaKeys; ++ee) {
+        const uint32_t e = add(e0, g.cI(ee));
+        sum = g.fadd(sum, g.fmul(g.loadShared(tileQ, add(rowW, e)), g.loadShared(tileK, add(mul(e, keysI), lane))));
+      }
+      return Values{sum};
     })[0];
     uint32_t score = g.fmul(dot, scale);
     const uint32_t j = add(k0, lane), jOk = lt(j, S);
