@@ -211,10 +211,14 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
       // 32..256, dv != d; tools/probes/cudnn_sdpa_probe.cc). A mask's fully masked rows would
       // give lse -inf where prims.sdpa says 0, and its dropout is cuDNN's own generator: both
       // stay with the core, as do f32 / f64 (no fused engine).
-      // $PLUGSDK_CUDA_SDPA=off leaves every attention to the core (matmuls and a softmax).
-      const char* sdpa = std::getenv("PLUGSDK_CUDA_SDPA");
-      if (!sdpa || std::string(sdpa) != "off") {
+      // Its backward likewise as cuDNN's fused kernel (ABI 1.8; the same forms, measured in
+      // tools/probes/cudnn_sdpa_bwd_probe.cc). $PLUGSDK_CUDA_SDPA=off leaves every attention
+      // to the core (matmuls and a softmax); =forward keeps the forward only.
+      const char* env = std::getenv("PLUGSDK_CUDA_SDPA");
+      const std::string sdpa = env ? env : "";
+      if (sdpa != "off") {
         d.libraryOps |= PLUGSDK_LIBRARY_SDPA;
+        if (sdpa != "forward") d.libraryOps |= PLUGSDK_LIBRARY_SDPA_BACKWARD;
         d.sdpaDtypes = sdk::dtypeBits({PLUGSDK_DTYPE_F16, PLUGSDK_DTYPE_BF16});
         d.sdpaSkips = PLUGSDK_SDPA_SKIPS_BOOL_MASK | PLUGSDK_SDPA_SKIPS_FLOAT_MASK | PLUGSDK_SDPA_SKIPS_DROPOUT;
         d.sdpaHeadDimMax = 128;
@@ -391,13 +395,15 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   }
 
   sdk::StatusOr<std::unique_ptr<CudaExecutable>> compileLibrary(const sdk::LibraryCall& c) override {
-    if (c.op != PLUGSDK_LIBRARY_MATMUL && c.op != PLUGSDK_LIBRARY_CONVOLUTION && c.op != PLUGSDK_LIBRARY_SDPA)
+    if (c.op != PLUGSDK_LIBRARY_MATMUL && c.op != PLUGSDK_LIBRARY_CONVOLUTION && c.op != PLUGSDK_LIBRARY_SDPA &&
+        c.op != PLUGSDK_LIBRARY_SDPA_BACKWARD)
       return sdk::unimplemented(
-          "the cuda plugin implements prims.matmul, prims.convolution and prims.sdpa only (library op " +
+          "the cuda plugin implements prims.matmul, prims.convolution, prims.sdpa and prims.sdpa_backward only "
+          "(library op " +
           std::to_string(c.op) + ")");
     if (c.epilogue) return sdk::unimplemented("the cuda plugin takes no epilogue on its library ops");
     const uint32_t device = c.device;
-    if (c.op == PLUGSDK_LIBRARY_SDPA) {
+    if (c.op == PLUGSDK_LIBRARY_SDPA || c.op == PLUGSDK_LIBRARY_SDPA_BACKWARD) {
       sdk::StatusOr<std::unique_ptr<cuda::SdpaExecutable>> a = cuda::SdpaExecutable::create(c, dnn_[device].get());
       if (!a.isOk()) return a.status();
       auto e = std::make_unique<CudaExecutable>();
@@ -437,7 +443,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     if (!s) {
       sdk::Status st = drain(e.matmul ? std::string("prims.matmul")
                              : e.conv ? std::string("prims.convolution")
-                             : e.sdpa ? std::string("prims.sdpa")
+                             : e.sdpa ? std::string(e.sdpa->name())
                                       : "kernel @" + e.kernel->name);
       if (!st.isOk()) return st;
     }
@@ -449,9 +455,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     } else if (e.conv) {
       st = e.conv->launch(args.data(), symbols, s);
     } else if (e.sdpa) {
-      if (args.size() < 6)
-        return sdk::invalidArgument("prims.sdpa takes 6 buffers, not " + std::to_string(args.size()));
-      st = e.sdpa->launch(args.data(), symbols, s);
+      st = e.sdpa->launch(args.data(), args.size(), symbols, s);
     } else {
       const cuda::CUdeviceptr statusWord =
           status.address(e.kernel->statusSlot) | (l.stream && !l.stream->owned ? 1u : 0u);

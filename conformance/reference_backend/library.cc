@@ -10,6 +10,7 @@
 #include "core/exec/kernel_utils.h"
 #include "core/exec/tensor_bytes.h"
 #include "core/plugin/kernel_encoding.h"
+#include "core/prims/prims.h"
 #include "core/text/parser.h"
 #include "plugsdk/kernel_view.hpp"
 
@@ -154,8 +155,8 @@ StatusOr<LibraryPlan> planLibrary(const ir::Context& ctx, uint32_t op, const std
                                   const std::vector<plugsdk_index_insn_t>& pool,
                                   const std::vector<std::string>& symbols, const plugsdk_kernel_t* epilogue) {
   LibraryPlan p;
-  for (const char* name : {"prims.matmul", "prims.convolution", "prims.sdpa"})
-    if (plugin::libraryOpBit(name) == op) p.op = name;
+  for (std::string_view name : prims::kLibraryPrims)
+    if (plugin::libraryOpBit(std::string(name)) == op) p.op = std::string(name);
   if (p.op.empty() || !ctx.ops.find(p.op)) return unimplemented("library op bit " + std::to_string(op));
   ASSIGN_OR_RETURN(p.attrs, parseAttributes(attributes));
   auto copy = [](const plugsdk_tensor_desc_t& d) {

@@ -55,13 +55,15 @@ uint64_t hostMemoryBytes() {
 
 class ReferenceBackend : public sdk::Backend<RefBuffer, RefStream, RefEvent, RefExecutable> {
  public:
-  /// Options: "library=all" (the default: matmul, convolution and sdpa, with epilogues on
-  /// the first two, as the minimal sample) or "library=none".
+  /// Options: "library=all" (the default: matmul, convolution, sdpa and sdpa_backward, with
+  /// epilogues on the first two, as the minimal sample) or "library=none".
   sdk::Status initialize(const sdk::Options& options) override {
     const std::string library = options.get("library", "all");
     if (library != "all" && library != "none")
       return sdk::invalidArgument("option library: '" + library + "' is not all or none");
-    libraryOps_ = library == "all" ? PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA : 0;
+    libraryOps_ = library == "all" ? PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA |
+                                         PLUGSDK_LIBRARY_SDPA_BACKWARD
+                                   : 0;
     return sdk::Status::ok();
   }
 

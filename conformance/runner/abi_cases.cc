@@ -193,12 +193,15 @@ Outcome capabilities(const CaseContext& c) {
   const Device& d = c.device;
   const plugin::DeviceCaps& k = d.caps();
   const uint32_t allDTypes = (1u << ir::kNumDTypes) - 1;
-  const uint32_t allLibrary = PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA;
+  // The library ops of the plugin's own ABI minor (sdpa_backward came with 1.8).
+  const uint32_t allLibrary = PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION | PLUGSDK_LIBRARY_SDPA |
+                              (d.plugin().abiMinor() >= 8 ? uint32_t{PLUGSDK_LIBRARY_SDPA_BACKWARD} : 0u);
   const uint32_t allMemory = PLUGSDK_MEMORY_DEVICE | PLUGSDK_MEMORY_HOST | PLUGSDK_MEMORY_SHARED;
   if (k.name.empty()) return Outcome::fail("the device has no name");
   if (k.dtypes == 0 || (k.dtypes & ~allDTypes)) return Outcome::fail("dtypes is empty or has unknown bits");
   if (k.memoryKinds == 0 || (k.memoryKinds & ~allMemory)) return Outcome::fail("memory_kinds is empty or unknown");
-  if (k.libraryOps & ~allLibrary) return Outcome::fail("library_ops has unknown bits");
+  if (k.libraryOps & ~allLibrary)
+    return Outcome::fail("library_ops has bits unknown to the plugin's ABI 1." + std::to_string(d.plugin().abiMinor()));
   if (k.epilogueOps & ~k.libraryOps) return Outcome::fail("epilogue_ops claims an op library_ops does not");
   if (k.convolutionDtypes & ~allDTypes) return Outcome::fail("convolution_dtypes has unknown bits");
   if (k.matmulDtypes & ~uint64_t{allDTypes}) return Outcome::fail("matmul_dtypes has unknown bits");

@@ -260,6 +260,64 @@ void addSdpa(Suite& s) {
     }
 }
 
+// ---- sdpa_backward ---------------------------------------------------------------------------
+
+/// The gradients of q, k and v: |err| <= (8 u_out + 4 (E + S + Ev) u_acc) max(1, max |reference|)
+/// per gradient. Twice the forward's budget on each term: the backward rounds twice as often
+/// (out enters D = rowsum(dO * out); P and dS are rounded to the operands' dtype for their
+/// products, as flash attention does) and sums over both sequence lengths.
+ToleranceRule sdpaBackwardTolerance() {
+  return [](const CaseData& d) -> StatusOr<std::vector<Tolerance>> {
+    const auto& q = d.inputs.at(0);
+    const auto& k = d.inputs.at(1);
+    const auto& v = d.inputs.at(2);
+    const double sum = static_cast<double>(q.shape().back() + k.shape()[k.shape().size() - 2] + v.shape().back());
+    const double uacc = unitRoundoff(q.dtype() == DType::kF64 ? DType::kF64 : DType::kF32);
+    std::vector<Tolerance> out;
+    for (const ir::Value* o : d.graph.outputs())
+      out.push_back(Tolerance::relativeToMax(8 * unitRoundoff(o->type().dtype) + 4 * sum * uacc));
+    return out;
+  };
+}
+
+/// The forward and its backward in one graph, as a training step has them: the backward reads
+/// the forward's out and logsumexp, so a device that takes both runs its own pair.
+void addSdpaBackward(Suite& s) {
+  const std::vector<Attention> cases = {
+      {"basic_2x3x17x33", {2, 3, 17, 16}, {2, 3, 33, 16}, {2, 3, 33, 8}, "", ""},
+      {"causal_2x17", {2, 17, 8}, {2, 17, 8}, {2, 17, 8}, "", "is_causal = true"},
+      {"heads_2x4x50x64", {2, 4, 50, 64}, {2, 4, 50, 64}, {2, 4, 50, 64}, "", ""},
+      {"causal_l_gt_s", {1, 9, 8}, {1, 5, 8}, {1, 5, 8}, "", "is_causal = true"},
+      {"bool_mask", {2, 9, 8}, {2, 17, 8}, {2, 17, 8}, "bool", ""},
+      {"additive_mask", {2, 9, 8}, {2, 17, 8}, {2, 17, 8}, "float", ""},
+      {"scale_0.3", {4, 7, 5}, {4, 7, 5}, {4, 7, 3}, "", "scale = 0.3"},
+      {"length_1", {1, 1, 8}, {1, 1, 8}, {1, 1, 8}, "", ""},
+      {"dropout", {2, 9, 8}, {2, 17, 8}, {2, 17, 8}, "", "dropout_p = 0.25, seed = 11"},
+  };
+  for (DType t : kFloatTypes)
+    for (const Attention& a : cases) {
+      const bool everyDtype = a.name == "basic_2x3x17x33" || a.name == "causal_2x17" || a.name == "heads_2x4x50x64";
+      if (t != DType::kF32 && !everyDtype) continue;
+      std::vector<int64_t> os = a.q;
+      os.back() = a.v.back();
+      std::vector<std::pair<std::string, std::string>> inputs = {
+          {"q", typeText(t, a.q)}, {"k", typeText(t, a.k)}, {"v", typeText(t, a.v)}, {"g", typeText(t, os)}};
+      std::vector<Fill> fills = {Fill::normal(), Fill::normal(), Fill::normal(), Fill::normal()};
+      if (!a.mask.empty()) {
+        std::vector<int64_t> ms = a.q;
+        ms.back() = a.k[a.k.size() - 2];
+        inputs.emplace_back("m", typeText(a.mask == "bool" ? DType::kBool : t, ms));
+        fills.push_back(a.mask == "bool" ? Fill::bools() : Fill::normal());
+      }
+      const std::string mask = a.mask.empty() ? "none" : "%m", attrs = a.attrs.empty() ? "" : " {" + a.attrs + "}";
+      const std::vector<std::string> body = {
+          "%o, %l = prims.sdpa(%q, %k, %v, " + mask + ")" + attrs,
+          "%dq, %dk, %dv = prims.sdpa_backward(%g, %q, %k, %v, %o, %l, " + mask + ")" + attrs};
+      addCase(s, "sdpa_backward." + dt(t) + "." + a.name,
+              {graphText(inputs, body, "%dq, %dk, %dv"), fills, sdpaBackwardTolerance()});
+    }
+}
+
 // ---- through ATen ----------------------------------------------------------------------------
 
 void addAten(Suite& s) {
@@ -297,6 +355,7 @@ void addLibraryCases(Suite& s) {
   addMatmul(s);
   addConvolution(s);
   addSdpa(s);
+  addSdpaBackward(s);
   addAten(s);
 }
 

@@ -39,7 +39,8 @@ std::string capabilities(const plugin::DeviceCaps& k) {
   s << "dtypes " << k.dtypeList() << "; library ops "
     << bitNames(k.libraryOps, {{PLUGSDK_LIBRARY_MATMUL, "matmul"},
                                {PLUGSDK_LIBRARY_CONVOLUTION, "convolution"},
-                               {PLUGSDK_LIBRARY_SDPA, "sdpa"}})
+                               {PLUGSDK_LIBRARY_SDPA, "sdpa"},
+                               {PLUGSDK_LIBRARY_SDPA_BACKWARD, "sdpa_backward"}})
     << "; epilogues on "
     << bitNames(k.epilogueOps, {{PLUGSDK_LIBRARY_MATMUL, "matmul"},
                                 {PLUGSDK_LIBRARY_CONVOLUTION, "convolution"},

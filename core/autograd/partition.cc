@@ -15,9 +15,9 @@
 namespace plugsdk::autograd {
 namespace {
 
-const std::set<std::string> kNeverRecompute = {"prims.matmul", "prims.convolution", "prims.sdpa", "prims.sum",
-                                               "prims.prod",   "prims.amax",        "prims.amin", "prims.argmax",
-                                               "prims.argmin", "prims.scatter"};
+const std::set<std::string> kNeverRecompute = {
+    "prims.matmul", "prims.convolution", "prims.sdpa",   "prims.sdpa_backward", "prims.sum",    "prims.prod",
+    "prims.amax",   "prims.amin",        "prims.argmax", "prims.argmin",        "prims.scatter"};
 
 int64_t bytesOf(const ir::TensorType& t, const std::map<std::string, int64_t>& hints) {
   int64_t n = ir::dtypeSize(t.dtype);

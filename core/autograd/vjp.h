@@ -79,5 +79,6 @@ void addElementwiseVjps(VjpTable& t);  // vjp_elementwise.cc
 void addStructureVjps(VjpTable& t);    // vjp_structure.cc
 void addReductionVjps(VjpTable& t);    // vjp_reduction.cc: reductions, gather/scatter, generators
 void addLibraryVjps(VjpTable& t);      // vjp_library.cc: matmul, convolution, sdpa
+void addSdpaBackwardVjp(VjpTable& t);  // vjp_sdpa_backward.cc: through its expansion
 
 }  // namespace plugsdk::autograd

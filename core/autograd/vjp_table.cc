@@ -15,6 +15,7 @@ VjpTable makeVjpTable() {
   addStructureVjps(t);
   addReductionVjps(t);
   addLibraryVjps(t);
+  addSdpaBackwardVjp(t);
   return t;
 }
 

@@ -247,6 +247,12 @@ std::vector<Case> cases() {
   %o, %l = prims.sdpa(%q, %k, %v, none) {dropout_p = 0.3, seed = 11}
   return %o
 })"));
+  // Attention's double backward: out and the logsumexp come from the forward, as the prim asks.
+  out.push_back(graph("sdpa_backward_causal", "(" + qkv + R"(, %g: f64[1, 2, 3, 3]) {
+  %o, %l = prims.sdpa(%q, %k, %v, none) {is_causal = true}
+  %dq, %dk, %dv = prims.sdpa_backward(%g, %q, %k, %v, %o, %l, none) {is_causal = true}
+  return %dq, %dk, %dv
+})"));
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include "core/ir/verifier.h"
 #include "core/plugin/device_program.h"
 #include "core/plugin/loader.h"
+#include "core/prims/prims.h"
 #include "core/sched/interpreter.h"
 #include "core/sched/schedule.h"
 #include "core/text/parser.h"
@@ -128,9 +129,9 @@ StatusOr<Lowered> lowerTo(const ir::Context& ctx, ir::Graph g, const std::string
                            "' (stages: aten, prims, program, program-unfused, program-loops, program-im2col)");
   compile::CompileOptions options = compile::optionsFromEnvironment();
   options.schedule.caps.fuse = stage != "program-unfused";
-  if (stage == "program-loops") options.decomp.expand = {"prims.matmul", "prims.convolution", "prims.sdpa"};
-  if (stage == "program-im2col")
-    options.decomp.expand = {"prims.convolution", "prims.sdpa"};  // a device with matmul only
+  if (stage == "program-loops") options.decomp.expand.insert(prims::kLibraryPrims.begin(), prims::kLibraryPrims.end());
+  if (stage == "program-im2col")  // a device with matmul only
+    options.decomp.expand = {"prims.convolution", "prims.sdpa", "prims.sdpa_backward"};
   if (caps) options = plugin::optionsFor(*caps, options);
   ASSIGN_OR_RETURN(compile::Compiled c, compile::compileGraph(ctx, g, options));
   if (stage == "prims") return Lowered{std::move(c.prims), std::nullopt};

@@ -26,6 +26,7 @@ DecompTable makeDefaultDecompositions() {
   addNNRules(t);
   addBackwardRules(t);
   addLibraryExpansionRules(t);
+  addSdpaBackwardRule(t);
   return t;
 }
 
@@ -79,22 +80,25 @@ bool Decomposer::keeps(const ir::OpDef& def, const ir::AttrMap& attrs, const std
     return !inputs.empty() && inputs[0] &&
            std::find(taken.begin(), taken.end(), inputs[0]->type().dtype) != taken.end();
   }
-  if (name == "prims.sdpa") return keepsSdpa(def, attrs, inputs);
+  // prims.sdpa's forms, read for its backward as well (grad_out before query, key, value;
+  // the mask after out and logsumexp).
+  auto at = [&](size_t i) { return i < inputs.size() ? inputs[i] : nullptr; };
+  if (name == "prims.sdpa") return keepsSdpa(def, attrs, at(0), at(2), at(3));
+  if (name == "prims.sdpa_backward") return keepsSdpa(def, attrs, at(1), at(3), at(6));
   return true;
 }
 
-bool Decomposer::keepsSdpa(const ir::OpDef& def, const ir::AttrMap& attrs, const std::vector<V>& inputs) const {
+bool Decomposer::keepsSdpa(const ir::OpDef& def, const ir::AttrMap& attrs, V query, V value, V mask) const {
   const DecompOptions::SdpaForms& f = options_.sdpa;
   if (f == DecompOptions::SdpaForms{}) return true;
-  if (inputs.size() < 3 || !inputs[0] || !inputs[2]) return false;
-  const ir::TensorType& q = inputs[0]->type();
-  const ir::TensorType& v = inputs[2]->type();
+  if (!query || !value) return false;
+  const ir::TensorType& q = query->type();
+  const ir::TensorType& v = value->type();
   if (!f.dtypes.empty() && std::find(f.dtypes.begin(), f.dtypes.end(), q.dtype) == f.dtypes.end()) return false;
   const ir::AttrReader r(def.schema, attrs);
   if (!f.dropout && r.getFloat("dropout_p") > 0) return false;
   if (!f.causal && r.getBool("is_causal")) return false;
-  if (inputs.size() > 3 && inputs[3] && !(inputs[3]->type().dtype == ir::DType::kBool ? f.boolMask : f.floatMask))
-    return false;
+  if (mask && !(mask->type().dtype == ir::DType::kBool ? f.boolMask : f.floatMask)) return false;
   if (q.shape.empty() || v.shape.empty()) return false;
   const ir::SymExpr &e = q.shape.back(), &ev = v.shape.back();
   if (!f.unequalHeadDims && !(e == ev)) return false;

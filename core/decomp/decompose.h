@@ -66,6 +66,8 @@ void addNNRules(DecompTable& t);         // rules_nn*.cc
 void addBackwardRules(DecompTable& t);   // rules_backward*.cc
 /// prims.matmul / convolution / sdpa as loops, used only for prims in DecompOptions::expand.
 void addLibraryExpansionRules(DecompTable& t);  // rules_library.cc
+/// prims.sdpa_backward as matmuls and elementwise prims, likewise only when expanded.
+void addSdpaBackwardRule(DecompTable& t);  // sdpa_backward.cc
 
 struct DecompOptions {
   /// Ops left whole instead of decomposed (a backend that implements them natively).
@@ -109,10 +111,11 @@ class Decomposer {
   /// form of the prim the device takes (a prims.matmul needs its operand dtype in
   /// matmulDtypes, and with a result dtype mixedMatmul;
   /// a prims.convolution needs its input dtype in convolutionDtypes, and
-  /// convolutionTransposed when transposed; a prims.sdpa, a form in `sdpa`).
+  /// convolutionTransposed when transposed; a prims.sdpa or sdpa_backward, a form in `sdpa`).
   bool keeps(const ir::OpDef& def, const ir::AttrMap& attrs, const std::vector<V>& inputs) const;
-  /// keeps() for prims.sdpa: a form in DecompOptions::sdpa.
-  bool keepsSdpa(const ir::OpDef& def, const ir::AttrMap& attrs, const std::vector<V>& inputs) const;
+  /// keeps() for prims.sdpa and prims.sdpa_backward: a form in DecompOptions::sdpa (the
+  /// query's dtype, the value's head dim, the mask's kind; nullptr: none).
+  bool keepsSdpa(const ir::OpDef& def, const ir::AttrMap& attrs, V query, V value, V mask) const;
   bool mixedMatmul() const { return options_.mixedMatmul; }
   /// Decomposes one application of a non-prim op into `graph` (or keeps it whole).
   StatusOr<std::vector<V>> expand(ir::Graph& graph, const ir::OpDef& def, const ir::AttrMap& attrs,

@@ -32,6 +32,12 @@ void attention(const HostTensor& q, const HostTensor& k, const HostTensor& v, co
                double scale, const std::vector<int64_t>& ob, HostTensor& out, HostTensor* lse,
                const AttentionDropout& dropout = {});
 
+/// prims.sdpa_backward: dq, dk, dv of the attention above (equal batch dims, no broadcast)
+/// for the output's cotangent g, recomputed in float64 (kernels_nn_attention_backward.cc).
+void attentionBackward(const HostTensor& g, const HostTensor& q, const HostTensor& k, const HostTensor& v,
+                       const HostTensor* mask, bool causal, double scale, const AttentionDropout& dropout,
+                       HostTensor& dq, HostTensor& dk, HostTensor& dv);
+
 /// Integer arithmetic that wraps (two's complement) instead of overflowing: integer
 /// kernels accumulate in uint64_t and store through HostTensor::setInt, which wraps to width.
 inline uint64_t wrapU(int64_t v) { return static_cast<uint64_t>(v); }

@@ -219,6 +219,15 @@ Outs sdpaKernel(const RefKernelContext& c) {
   return std::vector<HostTensor>{std::move(out), std::move(lse)};
 }
 
+Outs sdpaBackwardKernel(const RefKernelContext& c) {
+  const HostTensor &g = *c.input(0), &q = *c.input(1), &k = *c.input(2), &v = *c.input(3);
+  HostTensor dq = c.makeOutput(0), dk = c.makeOutput(1), dv = c.makeOutput(2);
+  const double scale = c.isNone("scale") ? 1.0 / std::sqrt(static_cast<double>(q.shape().back())) : c.getFloat("scale");
+  nn::attentionBackward(g, q, k, v, c.input(6), c.getBool("is_causal"), scale,
+                        nn::AttentionDropout{c.getFloat("dropout_p"), c.getInt("seed")}, dq, dk, dv);
+  return std::vector<HostTensor>{std::move(dq), std::move(dk), std::move(dv)};
+}
+
 }  // namespace
 
 void registerPrimDataKernels(RefKernelTable& t) {
@@ -236,6 +245,7 @@ void registerPrimDataKernels(RefKernelTable& t) {
   t.add("prims.matmul", matmulKernel);
   t.add("prims.convolution", nn::convolutionKernel);
   t.add("prims.sdpa", sdpaKernel);
+  t.add("prims.sdpa_backward", sdpaBackwardKernel);
 }
 
 }  // namespace plugsdk::exec

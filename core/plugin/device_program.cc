@@ -11,6 +11,7 @@
 #include "core/exec/kernel_utils.h"
 #include "core/exec/tensor_bytes.h"
 #include "core/plugin/kernel_encoding.h"
+#include "core/prims/prims.h"
 #include "core/sched/interpreter.h"
 
 namespace plugsdk::plugin {
@@ -31,8 +32,8 @@ compile::CompileOptions optionsFor(const DeviceCaps& caps, compile::CompileOptio
   // Split reductions (ABI 1.5) are the device's to ask for: 0 (an older plugin) never splits.
   f.splitRowReductions = caps.splitRowReductions;
   f.splitColumnReductions = caps.splitColumnReductions;
-  for (const char* op : {"prims.matmul", "prims.convolution", "prims.sdpa"})
-    if (!(caps.libraryOps & libraryOpBit(op))) o.decomp.expand.insert(op);
+  for (std::string_view op : prims::kLibraryPrims)
+    if (!(caps.libraryOps & libraryOpBit(std::string(op)))) o.decomp.expand.insert(std::string(op));
   o.decomp.mixedMatmul = o.decomp.mixedMatmul && caps.mixedMatmul;
   // The forms of prims.convolution the device takes (ABI 1.4), within those `o` already asks.
   if (caps.convolutionDtypes) {
@@ -73,7 +74,10 @@ compile::CompileOptions optionsFor(const DeviceCaps& caps, compile::CompileOptio
         taken.push_back(t);
     }
     a.dtypes = std::move(taken);
-    if (a.dtypes.empty()) o.decomp.expand.insert("prims.sdpa");
+    if (a.dtypes.empty()) {
+      o.decomp.expand.insert("prims.sdpa");
+      o.decomp.expand.insert("prims.sdpa_backward");
+    }
   }
   const uint32_t skips = caps.sdpaSkips;
   a.boolMask = a.boolMask && !(skips & PLUGSDK_SDPA_SKIPS_BOOL_MASK);
@@ -199,8 +203,10 @@ StatusOr<std::unique_ptr<DeviceProgram::Executable>> compileCall(const Device& d
                            std::string(ir::dtypeName(t)) +
                            " (compile the program with optionsFor() its capabilities to expand it into loop kernels)");
   }
-  if (c.op == "prims.sdpa" && !c.inputs.empty() && c.inputs[0] && d.caps().sdpaDtypes) {
-    const ir::DType t = p.buffers[static_cast<size_t>(c.inputs[0]->buffer)].dtype;
+  const size_t query = c.op == "prims.sdpa_backward" ? 1 : 0;
+  if ((c.op == "prims.sdpa" || c.op == "prims.sdpa_backward") && c.inputs.size() > query && c.inputs[query] &&
+      d.caps().sdpaDtypes) {
+    const ir::DType t = p.buffers[static_cast<size_t>(c.inputs[query]->buffer)].dtype;
     if (!((d.caps().sdpaDtypes >> static_cast<unsigned>(t)) & 1u))
       return unimplemented(where + ": device " + d.describe() + " takes no " + c.op + " on dtype " +
                            std::string(ir::dtypeName(t)) +

@@ -269,6 +269,7 @@ uint32_t libraryOpBit(const std::string& op) {
   if (op == "prims.matmul") return PLUGSDK_LIBRARY_MATMUL;
   if (op == "prims.convolution") return PLUGSDK_LIBRARY_CONVOLUTION;
   if (op == "prims.sdpa") return PLUGSDK_LIBRARY_SDPA;
+  if (op == "prims.sdpa_backward") return PLUGSDK_LIBRARY_SDPA_BACKWARD;
   return 0;
 }
 
@@ -277,7 +278,7 @@ StatusOr<std::unique_ptr<EncodedLibraryCall>> encodeLibraryCall(const std::strin
                                                                 const std::vector<LibraryOperand>& outputs) {
   auto enc = std::unique_ptr<EncodedLibraryCall>(new EncodedLibraryCall());
   enc->op = libraryOpBit(op);
-  if (!enc->op) return invalidArgument(op + " is not a library op of ABI 1.0");
+  if (!enc->op) return invalidArgument(op + " is not a library op of the ABI");
   for (const auto& [name, value] : attrs) {
     // Added in ABI 1.2 and written only when set, so an older plugin's matmul reads as before.
     if (op == "prims.matmul" && name == "dtype" && value.isNone()) continue;

@@ -1,6 +1,7 @@
 // Library prims: the ops backends want whole (and fuse epilogues into) rather than as loops:
 // batched matmul, N-d convolution and scaled-dot-product attention.
 #include <string>
+#include <tuple>
 
 #include "core/ops/aten_ops.h"
 #include "core/prims/infer_util.h"
@@ -48,9 +49,9 @@ Types inferMatmul(const InferContext& ctx) {
   return one(d, out);
 }
 
-Types inferSdpa(const InferContext& ctx) {
-  const TensorType &q = *ctx.input(0), &k = *ctx.input(1), &v = *ctx.input(2);
-  const TensorType* mask = ctx.input(3);
+/// prims.sdpa's (output, logsumexp) types, its checks of query, key, value and the mask.
+Types sdpaTypes(const InferContext& ctx, const TensorType& q, const TensorType& k, const TensorType& v,
+                const TensorType* mask) {
   if (q.rank() < 2 || k.rank() != q.rank() || v.rank() != q.rank())
     return ctx.error("query, key and value must have one rank >= 2 ([..., L, E], [..., S, E], [..., S, Ev]), got " +
                      q.toString() + ", " + k.toString() + ", " + v.toString());
@@ -87,6 +88,33 @@ Types inferSdpa(const InferContext& ctx) {
   return std::vector<TensorType>{detail::tensorOf(q.dtype, out), detail::tensorOf(lseType, lse)};
 }
 
+Types inferSdpa(const InferContext& ctx) {
+  return sdpaTypes(ctx, *ctx.input(0), *ctx.input(1), *ctx.input(2), ctx.input(3));
+}
+
+/// The gradients of prims.sdpa's output with respect to its query, key and value: grad_out
+/// and out are [..., L, Ev], logsumexp [..., L] (the forward's own outputs), the mask and
+/// the attributes the forward's.
+Types inferSdpaBackward(const InferContext& ctx) {
+  const TensorType &g = *ctx.input(0), &q = *ctx.input(1), &k = *ctx.input(2), &v = *ctx.input(3);
+  const TensorType &o = *ctx.input(4), &lse = *ctx.input(5);
+  ASSIGN_OR_RETURN(const std::vector<TensorType> forward, sdpaTypes(ctx, q, k, v, ctx.input(6)));
+  if (g.dtype != q.dtype || o.dtype != q.dtype)
+    return ctx.error("grad_out and out must have the query's dtype, got " + g.toString() + " and " + o.toString() +
+                     " for " + q.toString());
+  if (lse.dtype != forward[1].dtype)
+    return ctx.error("logsumexp must be " + std::string(ir::dtypeName(forward[1].dtype)) + ", got " + lse.toString());
+  for (const auto& [what, t, want] :
+       {std::tuple{"grad_out", &g, &forward[0].shape}, std::tuple{"out", &o, &forward[0].shape},
+        std::tuple{"logsumexp", &lse, &forward[1].shape}}) {
+    if (t->rank() != static_cast<int>(want->size()))
+      return ctx.error(std::string(what) + " must be " + ir::shapeToString(*want) + ", got " + t->toString());
+    for (size_t d = 0; d < want->size(); ++d)
+      RETURN_IF_ERROR(requireEqualDim(ctx, t->shape[d], (*want)[d], std::string(what) + " dim " + std::to_string(d)));
+  }
+  return std::vector<TensorType>{q, k, v};
+}
+
 }  // namespace
 
 Status registerLibraryPrims(ir::OpRegistry& reg) {
@@ -108,6 +136,14 @@ Status registerLibraryPrims(ir::OpRegistry& reg) {
               "softmax(scale * q k^T + mask) v with its row logsumexp; bool mask true = attend; causal "
               "is top-left aligned; fully masked rows give 0 (lse 0); dropout keeps weight (i, j) iff "
               "rand(seed) at its row-major position in [..., L, S] is < 1 - p, scaled by 1 / (1 - p)"));
+  RETURN_IF_ERROR(
+      reg.add("prims.sdpa_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor "
+              "logsumexp, Tensor? attn_mask=None, *, float dropout_p=0.0, bool is_causal=False, float? scale=None, "
+              "int seed=0) -> (Tensor, Tensor, Tensor)",
+              inferSdpaBackward, lib,
+              "the gradients of prims.sdpa's output (grad_out) with respect to query, key and value, for the "
+              "forward with these inputs and attributes; out and logsumexp are that forward's outputs (a backend "
+              "may use them rather than recompute the weights); no gradient for the mask"));
   return Status::ok();
 }
 

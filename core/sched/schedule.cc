@@ -26,9 +26,7 @@ using namespace detail;
 
 namespace {
 
-bool isLibrary(const std::string& op) {
-  return op == "prims.matmul" || op == "prims.convolution" || op == "prims.sdpa";
-}
+bool isLibrary(const std::string& op) { return prims::isLibraryPrim(op); }
 bool isReduction(const std::string& op) {
   return op == "prims.sum" || op == "prims.prod" || op == "prims.amax" || op == "prims.amin" || op == "prims.argmax" ||
          op == "prims.argmin";

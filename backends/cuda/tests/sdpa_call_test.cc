@@ -22,6 +22,8 @@ struct Call {
   std::vector<plugsdk_tensor_desc_t> descs;
   std::vector<std::vector<plugsdk_index_expr_t>> exprs;
   std::string attrs;
+  plugsdk_library_op_t op = PLUGSDK_LIBRARY_SDPA;
+  size_t numInputs = 4;
   sdk::StatusOr<SdpaCall> make(const std::vector<Operand>& ops) {
     exprs.reserve(ops.size());
     for (const Operand& o : ops) {
@@ -48,10 +50,10 @@ struct Call {
       descs.push_back(d);
     }
     sdk::LibraryCall c{};
-    c.op = PLUGSDK_LIBRARY_SDPA;
+    c.op = op;
     c.attributes = attrs;
-    c.inputs = sdk::Span<const plugsdk_tensor_desc_t>(descs.data(), 4);
-    c.outputs = sdk::Span<const plugsdk_tensor_desc_t>(descs.data() + 4, descs.size() - 4);
+    c.inputs = sdk::Span<const plugsdk_tensor_desc_t>(descs.data(), numInputs);
+    c.outputs = sdk::Span<const plugsdk_tensor_desc_t>(descs.data() + numInputs, descs.size() - numInputs);
     c.indexPool = sdk::Span<const plugsdk_index_insn_t>(pool.data(), pool.size());
     return SdpaCall::from(c);
   }
@@ -73,13 +75,60 @@ TEST(SdpaCall, TheClaimedFormKeepsItsAttributes) {
   EXPECT_TRUE(a->causal);
   ASSERT_TRUE(a->scale.has_value());
   EXPECT_EQ(*a->scale, 0.125);
-  EXPECT_EQ(a->v.sizes.size(), 4u);
+  ASSERT_EQ(a->operands.size(), 5u);
+  EXPECT_EQ(a->operands[2].sizes.size(), 4u);  // the value's
+  EXPECT_FALSE(a->backward);
   Call d;
   d.attrs = "dropout_p = 0.0, is_causal = false, scale = none, seed = 0";
   sdk::StatusOr<SdpaCall> b = d.make(attention(PLUGSDK_DTYPE_F16));
   ASSERT_TRUE(b.isOk()) << b.status().message();
   EXPECT_FALSE(b->causal);
   EXPECT_FALSE(b->scale.has_value());  // 1 / sqrt(E) at the launch
+}
+
+/// prims.sdpa_backward's call (ABI 1.8): grad_out, q, k, v, out, logsumexp, mask; dq, dk, dv.
+std::vector<Operand> attentionBackward(uint32_t t, uint32_t lse = F32, uint32_t mask = NONE) {
+  return {{t, {2, 4, 16, 32}},
+          {t, {2, 4, 16, 64}},
+          {t, {2, 4, 24, 64}},
+          {t, {2, 4, 24, 32}},
+          {t, {2, 4, 16, 32}},
+          {lse, {2, 4, 16}},
+          {mask, mask == NONE ? std::vector<int64_t>{} : std::vector<int64_t>{2, 4, 16, 24}},
+          {t, {2, 4, 16, 64}},
+          {t, {2, 4, 24, 64}},
+          {t, {2, 4, 24, 32}}};
+}
+
+TEST(SdpaCall, TheBackwardTakesItsNineOperandsInSlotOrder) {
+  Call c;
+  c.op = PLUGSDK_LIBRARY_SDPA_BACKWARD;
+  c.numInputs = 7;
+  c.attrs = "dropout_p = 0.0, is_causal = true, scale = none, seed = 0";
+  sdk::StatusOr<SdpaCall> a = c.make(attentionBackward(BF16));
+  ASSERT_TRUE(a.isOk()) << a.status().message();
+  EXPECT_TRUE(a->backward);
+  EXPECT_TRUE(a->causal);
+  ASSERT_EQ(a->operands.size(), 9u);
+  ASSERT_EQ(a->slots().size(), 9u);
+  // The slots name their launch buffers: the mask's (6) is skipped, dq is buffer 7.
+  EXPECT_STREQ(a->slots()[5].name, "logsumexp");
+  EXPECT_EQ(a->slots()[6].buffer, 7u);
+  EXPECT_EQ(a->operands[5].dtype, F32);
+  EXPECT_EQ(a->operands[5].sizes.size(), 3u);
+  for (const auto& [ops, says] :
+       std::vector<std::pair<std::vector<Operand>, std::string>>{{attentionBackward(BF16, F32, BOOL), "attn_mask"},
+                                                                 {attentionBackward(BF16, BF16), "logsumexp has dtype"},
+                                                                 {attentionBackward(F32), "f16 and bf16"}}) {
+    Call d;
+    d.op = PLUGSDK_LIBRARY_SDPA_BACKWARD;
+    d.numInputs = 7;
+    d.attrs = c.attrs;
+    sdk::StatusOr<SdpaCall> b = d.make(ops);
+    ASSERT_FALSE(b.isOk()) << says;
+    EXPECT_EQ(b.status().code(), sdk::Code::kUnimplemented) << b.status().message();
+    EXPECT_NE(b.status().message().find(says), std::string::npos) << b.status().message();
+  }
 }
 
 TEST(SdpaCall, OtherFormsAreRefusedNamingWhatIsNotTaken) {
@@ -102,7 +151,7 @@ TEST(SdpaCall, OtherFormsAreRefusedNamingWhatIsNotTaken) {
         {BF16, {2, 4, 16, 32}},
         {F32, {2, 4, 16}}},
        plain,
-       "ranks",
+       "rank",
        sdk::Code::kInvalidArgument},
   };
   for (const Bad& b : bad) {

@@ -93,3 +93,48 @@ sdpa(T("f16", [2, 3, 5, 8]), T("f16", [2, 3, 6, 8]), T("f16", [2, 3, 6, 4]), mas
      id="f16_heads_bool_mask", **F16)
 sdpa(T("f16", [2, 2, 3, 8]), T("f16", [2, 2, 5, 8]), T("f16", [2, 2, 5, 8]), mask=T("f16", [2, 2, 3, 5]),
      id="f16_heads_float_mask", **F16)
+
+
+# ---- sdpa_backward: (dq, dk, dv) ----------------------------------------------------------
+# The inputs are made here so that out and logsumexp are the forward's (the prim's contract:
+# its expansion reads them); torch differentiates prim_refs.sdpa in float64.
+def sdpa_backward(dtype, qs, ks, vs, mask=None, causal=False, scale=None, dropout_p=0.0, seed=0, id="", **kw):
+    gen = torch.Generator().manual_seed(len(CASES))
+    q, k, v = (torch.randn(s, generator=gen, dtype=torch.float64) for s in (qs, ks, vs))
+    m = None
+    if mask == "bool":
+        m = torch.rand(qs[:-1] + [ks[-2]], generator=gen) < 0.7
+        m[..., 0] = True  # no fully masked row (torch's where() would make NaN gradients there)
+    elif mask == "float":
+        m = torch.randn(qs[:-1] + [ks[-2]], generator=gen, dtype=torch.float64)
+    out, lse = R.sdpa(q, k, v, m, causal, scale, dropout_p, seed)
+    g = torch.randn(list(out.shape), generator=gen, dtype=torch.float64)
+
+    def t(x, dt=dtype):
+        return T(dt, list(x.shape), values=x.flatten().tolist())
+
+    lse_dtype = "f64" if dtype == "f64" else "f32"
+    mask_t = None if m is None else t(m, "bool" if mask == "bool" else dtype)
+
+    def grads(g_, q_, k_, v_, o_, l_, m_):
+        qd, kd, vd = (x.double().requires_grad_() for x in (q_, k_, v_))
+        o2, _ = R.sdpa(qd, kd, vd, m_, causal, scale, dropout_p, seed)
+        dq, dk, dv = torch.autograd.grad(o2, (qd, kd, vd), g_.double())
+        return dq.to(q_.dtype), dk.to(k_.dtype), dv.to(v_.dtype)
+
+    attrs = {"is_causal": causal, "scale": scale, "dropout_p": dropout_p, "seed": seed}
+    add("prims.sdpa_backward", [t(g), t(q), t(k), t(v), t(out), t(lse, lse_dtype), mask_t], attrs, grads,
+        num_outputs=3, id=id, **kw)
+
+
+sdpa_backward("f64", [2, 3, 5, 8], [2, 3, 6, 8], [2, 3, 6, 4], id="basic")
+sdpa_backward("f64", [4, 3], [6, 3], [6, 2], scale=0.3, id="rank2_scale")
+sdpa_backward("f64", [2, 5, 4], [2, 5, 4], [2, 5, 4], causal=True, id="causal")
+sdpa_backward("f64", [1, 6, 4], [1, 3, 4], [1, 3, 2], causal=True, id="causal_L_gt_S")
+sdpa_backward("f64", [2, 4, 3], [2, 5, 3], [2, 5, 3], mask="bool", id="bool_mask")
+sdpa_backward("f64", [2, 4, 3], [2, 5, 3], [2, 5, 3], mask="float", id="float_mask")
+sdpa_backward("f64", [2, 4, 3], [2, 5, 3], [2, 5, 2], dropout_p=0.4, seed=11, id="dropout")
+sdpa_backward("f32", [2, 4, 8], [2, 6, 8], [2, 6, 8], id="f32", **F32)
+# Half precision with heads and S = 6 (keys padded to 8 where matmul is kept with an f32 result).
+sdpa_backward("f16", [2, 3, 5, 8], [2, 3, 6, 8], [2, 3, 6, 8], causal=True, id="f16_heads_causal",
+              rtol=2e-2, atol=2e-2)

@@ -1,13 +1,13 @@
 /*
  * plugsdk.h -- the stable C ABI between the plugsdk core and backend plugins.
  *
- * ABI 1.7 (1.6 plus device_info.sdpa_dtypes, sdpa_skips, sdpa_head_dim_max and
- * sdpa_head_dim_multiple; 1.6 is 1.5 plus device_info.matmul_dtypes; 1.5 is 1.4 plus
- * device_info.split_row_reductions and split_column_reductions; 1.4 is 1.3 plus
- * device_info.convolution_dtypes and convolution_skips_transposed; 1.3 is 1.2 plus
+ * ABI 1.8 (1.7 plus the library op PLUGSDK_LIBRARY_SDPA_BACKWARD; 1.7 is 1.6 plus
+ * device_info.sdpa_dtypes, sdpa_skips, sdpa_head_dim_max and sdpa_head_dim_multiple; 1.6 is 1.5 plus
+ * device_info.matmul_dtypes; 1.5 is 1.4 plus device_info.split_row_reductions and split_column_reductions; 1.4 is 1.3
+ * plus device_info.convolution_dtypes and convolution_skips_transposed; 1.3 is 1.2 plus
  * device_info.async_stream_failures; 1.2 is 1.1 plus stream_import and mixed-precision
- * prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 to 1.6 are frozen: copies live in
- * sdk/tests/abi_v1_0 to abi_v1_6, and a test checks that every later header keeps their
+ * prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 to 1.7 are frozen: copies live in
+ * sdk/tests/abi_v1_0 to abi_v1_7, and a test checks that every later header keeps their
  * layouts. docs/abi/reference.md documents every field;
  * docs/abi/CHANGELOG.md records each version.
  *
@@ -50,7 +50,7 @@ extern "C" {
 #endif
 
 #define PLUGSDK_ABI_VERSION_MAJOR 1
-#define PLUGSDK_ABI_VERSION_MINOR 7
+#define PLUGSDK_ABI_VERSION_MINOR 8
 
 #if defined(_WIN32)
 #define PLUGSDK_EXPORT __declspec(dllexport)
@@ -292,6 +292,10 @@ typedef enum plugsdk_library_op {
   PLUGSDK_LIBRARY_MATMUL = 1u << 0,      /* prims.matmul (1.2: f16/bf16 operands may give an f32 result) */
   PLUGSDK_LIBRARY_CONVOLUTION = 1u << 1, /* prims.convolution */
   PLUGSDK_LIBRARY_SDPA = 1u << 2,        /* prims.sdpa */
+  /* ABI 1.8: prims.sdpa_backward (inputs grad_out, query, key, value, out, logsumexp and the
+   * optional attn_mask; outputs the gradients of query, key and value). Its forms are
+   * prims.sdpa's: device_info.sdpa_dtypes, sdpa_skips and the head-dim limits govern both. */
+  PLUGSDK_LIBRARY_SDPA_BACKWARD = 1u << 3,
 } plugsdk_library_op_t;
 
 /* Forms of prims.sdpa a device leaves to the core (device_info.sdpa_skips, ABI 1.7): a call
@@ -533,7 +537,7 @@ typedef struct plugsdk_compile_kernel_args {
   plugsdk_executable_t* out_executable; /* owned by the caller, destroyed with executable_destroy */
 } plugsdk_compile_kernel_args_t;
 
-/* A library op (prims.matmul / convolution / sdpa) on strided operands, with an optional
+/* A library op (prims.matmul / convolution / sdpa / sdpa_backward) on strided operands, with an optional
  * epilogue kernel that reads the result through its ACCUMULATOR argument. ABI 1.2: a
  * prims.matmul of f16/bf16 operands may have an f32 output (the accumulator, unrounded; its
  * attributes then read "dtype = f32"); the core sends it only to plugins of ABI >= 1.2. */

@@ -1030,7 +1030,8 @@ struct Plugin {
       B* b = nullptr;
       PLUGSDK_RETURN_IF_ERROR(client(fn, a->client, &b));
       const uint32_t op = a->op;
-      if (op != PLUGSDK_LIBRARY_MATMUL && op != PLUGSDK_LIBRARY_CONVOLUTION && op != PLUGSDK_LIBRARY_SDPA)
+      if (op != PLUGSDK_LIBRARY_MATMUL && op != PLUGSDK_LIBRARY_CONVOLUTION && op != PLUGSDK_LIBRARY_SDPA &&
+          op != PLUGSDK_LIBRARY_SDPA_BACKWARD)
         return argError(fn, "args->op " + std::to_string(op) + " is not one plugsdk_library_op_t bit");
       if ((a->num_inputs && !a->inputs) || (a->num_outputs && !a->outputs) || (a->num_index_insns && !a->index_insns) ||
           (a->num_symbols && !a->symbols))
