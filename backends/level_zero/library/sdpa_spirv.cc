@@ -49,7 +49,8 @@ sdk::StatusOr<std::vector<uint32_t>> flashAttentionModule(const std::string& ent
   const uint32_t rowW = mul(i, wI), rowS = mul(i, keysI);
 
   // The lanes of row i load head dims lane, lane + kSdpaKeys, ... of `ptr`'s row at `base`
-  // (`stride` apart) into row i of `tile`; zeros past the edges.
+  // (`stride` apart) into row i of `tile` (`transposed`: column i, head dim e at e
+  // kSdpaKeys + i); zeros past the edges, up to the next multiple of kSdpaKeys.
   auto stageRow = [&](uint32_t ok, uint32_t ptr, uint32_t base, uint32_t stride, uint32_t dims, uint32_t tile,
                       bool transposed = false) {
     g.loop(zeroI, dims, keysI, {}, [&](uint32_t e0, const Values&) {
