@@ -82,7 +82,7 @@ class LevelZeroBackend : public sdk::Backend<LzBuffer, LzStream, LzEvent, LzExec
   /// matmul; default implicit), sdpa=flash|loops (f32 prims.sdpa as the flash-attention
   /// kernel, or the core's matmuls and softmax; default flash), subgroup_sums=on|off (row sums' first combine levels in
   /// sub-groups where the device's sub-group size is known; default off), group_size=N (row reductions' work-group size
-  /// at most: a power of two up to 1024, 0 for one work-item per point; default 64).
+  /// at most: a power of two up to 1024, 0 for one work-item per point; default 256, spirv::kDefaultGroupSize).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "runtime" && key != "opencl" && key != "ze_loader" && key != "dump" && key != "spirv_opt" &&
