@@ -50,6 +50,10 @@ struct CudaStream : sdk::Stream {
   cuda::CUstream stream = nullptr;
   uint32_t device = 0;
   bool owned = true;  ///< false: the caller's stream (stream_import), never destroyed here
+  /// The work queued since the stream's last synchronize: how many launches and the last
+  /// one's name, which a fault found at the synchronize (an illegal address) is reported with.
+  uint64_t queued = 0;
+  std::string lastWork;
   ~CudaStream() override {
     if (stream && owned) {
       cuda::ContextGuard g(*api, context);
@@ -357,7 +361,11 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   /// Waits for the stream, then reports the first run-time error of a kernel (kernel_status.h).
   sdk::Status synchronizeStream(CudaStream& s) override {
     cuda::ContextGuard g(*api_, s.context);
-    sdk::Status st = api_->check(api_->streamSynchronize(s.stream), "synchronizing a stream");
+    const std::string queued =
+        s.queued ? std::to_string(s.queued) + " launches queued since the last synchronize, the last " + s.lastWork
+                 : "nothing queued";
+    sdk::Status st = api_->check(api_->streamSynchronize(s.stream), "synchronizing a stream (" + queued + ")");
+    s.queued = 0;
     if (!st.isOk()) return st;
     return status_[s.device]->collect(s.stream);
   }
@@ -440,12 +448,16 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
     cuda::KernelStatus& status = *status_[e.device];
     cuda::CUstream s = l.stream ? l.stream->stream : nullptr;
-    if (!s) {
-      sdk::Status st = drain(e.matmul ? std::string("prims.matmul")
+    const std::string what = e.matmul ? std::string("prims.matmul")
                              : e.conv ? std::string("prims.convolution")
                              : e.sdpa ? std::string(e.sdpa->name())
-                                      : "kernel @" + e.kernel->name);
+                                      : "kernel @" + e.kernel->name;
+    if (!s) {
+      sdk::Status st = drain(what);
       if (!st.isOk()) return st;
+    } else {
+      ++l.stream->queued;
+      l.stream->lastWork = what;
     }
     // On an imported stream (the caller does not wait for it), bit 0 of the status pointer:
     // a failure is also raised as a device-side assert (codegen/device_assert.h).
@@ -462,7 +474,10 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
       st = cuda::launchKernel(*e.kernel, args, symbols, statusWord, s);
     }
     if (!st.isOk() || l.stream) return st;
-    return status.collect(nullptr);
+    // Synchronous: a fault of this launch (an illegal address) surfaces here; say whose.
+    st = status.collect(nullptr);
+    if (!st.isOk() && st.message().find(what) == std::string::npos) return st.withContext(what);
+    return st;
   }
 
  private:

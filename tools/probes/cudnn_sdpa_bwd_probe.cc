@@ -12,35 +12,14 @@
 
 #include "backends/cuda/driver/cuda_api.h"
 #include "backends/cuda/library/sdpa_backward_graph.h"
+#include "tools/probes/half_bits.h"
 
 using namespace plugsdk::cuda;
 
 namespace {
 
-float fromBits(uint16_t h, bool bf16) {
-  if (bf16) {
-    uint32_t u = static_cast<uint32_t>(h) << 16;
-    float f;
-    std::memcpy(&f, &u, 4);
-    return f;
-  }
-  _Float16 x;
-  std::memcpy(&x, &h, 2);
-  return static_cast<float>(x);
-}
-
-uint16_t toBits(float f, bool bf16) {  // round to nearest even; finite inputs
-  uint16_t h;
-  if (bf16) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    u += 0x7fff + ((u >> 16) & 1);
-    return static_cast<uint16_t>(u >> 16);
-  }
-  const _Float16 x = static_cast<_Float16>(f);
-  std::memcpy(&h, &x, 2);
-  return h;
-}
+using plugsdk::probes::fromBits;
+using plugsdk::probes::toBits;
 
 struct Case {
   const char* name;

@@ -88,16 +88,7 @@ sdk::StatusOr<std::unique_ptr<SdpaBackwardGraphPlan>> SdpaBackwardGraphPlan::cre
   b.matmul(q, kt, scores);
   BackendDesc last = virt(kFloat, scoreDims, scoreStrides);
   b.pointwise(kPwMul, kFloat, scores, scale, last);
-  if (s.causal) {
-    BackendDesc row = virt(kInt32, scoreDims, scoreStrides), col = virt(kInt32, scoreDims, scoreStrides);
-    b.pointwise(kPwGenIndex, kInt32, last, nullptr, row, nullptr, 2);
-    b.pointwise(kPwGenIndex, kInt32, last, nullptr, col, nullptr, 3);
-    BackendDesc keep = virt(kBoolean, scoreDims, scoreStrides);
-    b.pointwise(kPwCmpGe, kBoolean, row, col, keep);
-    BackendDesc masked = virt(kFloat, scoreDims, scoreStrides);
-    b.pointwise(kPwBinarySelect, kFloat, last, scalar(kUidMaskValue), masked, keep);
-    last = masked;
-  }
+  if (s.causal) last = causalMask(b, last, scalar(kUidMaskValue), scoreDims, scoreStrides, &nextVirtual);
   BackendDesc shifted = virt(kFloat, scoreDims, scoreStrides);
   b.pointwise(kPwSub, kFloat, last, stats, shifted);
   BackendDesc probs = virt(kFloat, scoreDims, scoreStrides);

@@ -27,6 +27,19 @@ std::string SdpaSpec::describe() const {
          (causal ? " causal" : "") + (bias ? " bias " + list(biasDims) + " " + list(biasStrides) : "");
 }
 
+BackendDesc causalMask(GraphBuilder& b, BackendDesc scores, BackendDesc maskValue, const std::vector<int64_t>& dims,
+                       const std::vector<int64_t>& strides, int64_t* nextUid) {
+  auto virt = [&](int type) { return b.tensor({(*nextUid)++, type, dims, strides, true}); };
+  BackendDesc row = virt(kInt32), col = virt(kInt32);
+  b.pointwise(kPwGenIndex, kInt32, scores, nullptr, row, nullptr, 2);
+  b.pointwise(kPwGenIndex, kInt32, scores, nullptr, col, nullptr, 3);
+  BackendDesc keep = virt(kBoolean);
+  b.pointwise(kPwCmpGe, kBoolean, row, col, keep);
+  BackendDesc masked = virt(kFloat);
+  b.pointwise(kPwBinarySelect, kFloat, scores, maskValue, masked, keep);
+  return masked;
+}
+
 SdpaGraphPlan::~SdpaGraphPlan() {
   if (pack_) api_.backendDestroy(pack_);
   destroyAll(api_, owned_);
@@ -67,16 +80,7 @@ sdk::StatusOr<std::unique_ptr<SdpaGraphPlan>> SdpaGraphPlan::create(const Api& a
     b.pointwise(kPwAdd, kFloat, last, io(kUidBias, s.biasDims, s.biasStrides), biased);
     last = biased;
   }
-  if (s.causal) {
-    BackendDesc row = virt(kInt32, scoreDims, scoreStrides), col = virt(kInt32, scoreDims, scoreStrides);
-    b.pointwise(kPwGenIndex, kInt32, last, nullptr, row, nullptr, 2);
-    b.pointwise(kPwGenIndex, kInt32, last, nullptr, col, nullptr, 3);
-    BackendDesc keep = virt(kBoolean, scoreDims, scoreStrides);
-    b.pointwise(kPwCmpGe, kBoolean, row, col, keep);
-    BackendDesc masked = virt(kFloat, scoreDims, scoreStrides);
-    b.pointwise(kPwBinarySelect, kFloat, last, scalar(kUidMaskValue), masked, keep);
-    last = masked;
-  }
+  if (s.causal) last = causalMask(b, last, scalar(kUidMaskValue), scoreDims, scoreStrides, &nextVirtual);
   // The softmax with its statistics, as cuDNN's attention engines expect it spelled.
   BackendDesc max = virt(kFloat, rowDims, rowStrides);
   b.reduce(kReduceMax, last, max);

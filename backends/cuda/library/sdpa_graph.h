@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/cuda/library/cudnn_api.h"
+#include "backends/cuda/library/dnn_graph_builder.h"
 
 namespace plugsdk::cuda::dnn {
 
@@ -28,6 +29,12 @@ struct SdpaSpec {
   std::vector<int64_t> biasDims, biasStrides;
   std::string describe() const;
 };
+
+/// The causal mask as cuDNN's attention engines expect it spelled, on f32 `scores` of `dims`
+/// and `strides`: the row and column indices (GEN_INDEX), row >= column, and a binary select of
+/// `maskValue` (a by-value scalar) elsewhere. Virtual tensors take uids from `*nextUid` on.
+BackendDesc causalMask(GraphBuilder& b, BackendDesc scores, BackendDesc maskValue, const std::vector<int64_t>& dims,
+                       const std::vector<int64_t>& strides, int64_t* nextUid);
 
 class SdpaGraphPlan {
  public:
