@@ -82,7 +82,8 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
  public:
   /// Options (README.md): driver=LIBRARY (default libcuda.so.1; tests point it elsewhere to
   /// see the no-driver path), libdevice=PATH (default: findLibdevice), dump=DIR (each
-  /// kernel's .kir, .ll and .ptx), opt=2|3, fault=llvm (tests: malformed IR on purpose),
+  /// kernel's .kir, .ll and .ptx), opt=2|3, fault=llvm|address (tests: malformed IR on
+  /// purpose; every kernel's first argument at an address that is not mapped),
   /// split=off (never split a reduction over several blocks), lanes=4|8 (elements per thread
   /// in each access), minblocks=0..8 (blocks per multiprocessor the registers must allow;
   /// 0: ptxas decides), cublaslt=PATH|off (the cuBLASLt library for prims.matmul; default:
@@ -113,8 +114,10 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     if (opt != "2" && opt != "3") return sdk::invalidArgument("option opt: '" + opt + "' is not 2 or 3");
     ptxOptions_.optLevel = opt == "2" ? 2 : 3;
     const std::string fault = options.get("fault");
-    if (!fault.empty() && fault != "llvm") return sdk::invalidArgument("option fault: '" + fault + "' is not llvm");
+    if (!fault.empty() && fault != "llvm" && fault != "address")
+      return sdk::invalidArgument("option fault: '" + fault + "' is not llvm or address");
     ptxOptions_.breakIr = fault == "llvm";
+    faultAddress_ = fault == "address";
     std::string cacheDir = options.get("cache_dir", plugsdk::lowering::defaultCacheDir("cuda"));
     if (cacheDir == "off") cacheDir.clear();
     ptxCache_ = std::make_unique<cuda::PtxCache>(cacheDir);
@@ -469,6 +472,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     } else if (e.sdpa) {
       st = e.sdpa->launch(args.data(), args.size(), symbols, s);
     } else {
+      if (faultAddress_ && !args.empty()) args[0] = cuda::CUdeviceptr{1} << 46;  // the fault test hook
       const cuda::CUdeviceptr statusWord =
           status.address(e.kernel->statusSlot) | (l.stream && !l.stream->owned ? 1u : 0u);
       st = cuda::launchKernel(*e.kernel, args, symbols, statusWord, s);
@@ -484,6 +488,8 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   /// Before work with no stream (synchronous): everything queued on the client's streams
   /// completes first, as the ABI orders it after them. (The streams are non-blocking, so
   /// the driver's legacy NULL stream would not wait for them.)
+  bool faultAddress_ = false;  ///< option fault=address (tests: an illegal address on purpose)
+
   sdk::Status drain(const std::string& what) { return api_->check(api_->ctxSynchronize(), what); }
 
   /// A kernel compiled to PTX and loaded, its status slot assigned; `log` (when given) gets
