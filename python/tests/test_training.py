@@ -13,7 +13,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import plugsdk
-from plugsdk import backend
+from plugsdk import backend, runtime, training
 
 
 def fresh():
@@ -162,6 +162,11 @@ def test_optimizer_steps_between_calls_match_eager(opt):
                                    msg=lambda m: f"step {step}: {m}")
     info = plugsdk.cache_info()
     assert info["compiles"] == 1 and info["eager_calls"] == 0, info
+    # Steps after the first find their artifact in the training graph's memo (no guards run),
+    # and the core's counters still count them as hits.
+    graphs = [g for g in list(runtime._functions) if isinstance(g, training.TrainingGraph)]
+    assert len(graphs) == 1 and graphs[0].memo_hits == 9, [g.memo_hits for g in graphs]
+    assert info["hits"] >= 9, info
 
 
 def test_a_dynamic_batch_trains_with_one_symbolic_compile():
