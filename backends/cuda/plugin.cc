@@ -44,6 +44,8 @@ struct CudaBuffer : sdk::Buffer {
   }
 };
 
+struct CudaExecutable;
+
 struct CudaStream : sdk::Stream {
   const cuda::DriverApi* api = nullptr;
   cuda::CUcontext context = nullptr;
@@ -53,7 +55,7 @@ struct CudaStream : sdk::Stream {
   /// The work queued since the stream's last synchronize: how many launches and the last
   /// one's name, which a fault found at the synchronize (an illegal address) is reported with.
   uint64_t queued = 0;
-  std::string lastWork;
+  const CudaExecutable* last = nullptr;  ///< alive at the synchronize (the core destroys nothing queued work uses)
   ~CudaStream() override {
     if (stream && owned) {
       cuda::ContextGuard g(*api, context);
@@ -76,6 +78,10 @@ struct CudaExecutable : sdk::Executable {
   std::unique_ptr<cuda::ConvExecutable> conv;      ///< prims.convolution (library/conv.h), or
   std::unique_ptr<cuda::SdpaExecutable> sdpa;      ///< prims.sdpa (library/sdpa.h)
   uint32_t device = 0;
+  /// What errors call it: "kernel @NAME" or the library prim (built only for a message).
+  std::string describe() const {
+    return matmul ? "prims.matmul" : conv ? "prims.convolution" : sdpa ? sdpa->name() : "kernel @" + kernel->name;
+  }
 };
 
 class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaExecutable> {
@@ -365,10 +371,12 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   sdk::Status synchronizeStream(CudaStream& s) override {
     cuda::ContextGuard g(*api_, s.context);
     const std::string queued =
-        s.queued ? std::to_string(s.queued) + " launches queued since the last synchronize, the last " + s.lastWork
-                 : "nothing queued";
+        s.queued && s.last
+            ? std::to_string(s.queued) + " launch(es) queued since the last synchronize, the last " + s.last->describe()
+            : "nothing queued";
     sdk::Status st = api_->check(api_->streamSynchronize(s.stream), "synchronizing a stream (" + queued + ")");
     s.queued = 0;
+    s.last = nullptr;
     if (!st.isOk()) return st;
     return status_[s.device]->collect(s.stream);
   }
@@ -451,16 +459,12 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
     cuda::KernelStatus& status = *status_[e.device];
     cuda::CUstream s = l.stream ? l.stream->stream : nullptr;
-    const std::string what = e.matmul ? std::string("prims.matmul")
-                             : e.conv ? std::string("prims.convolution")
-                             : e.sdpa ? std::string(e.sdpa->name())
-                                      : "kernel @" + e.kernel->name;
     if (!s) {
-      sdk::Status st = drain(what);
+      sdk::Status st = drain(e.describe());
       if (!st.isOk()) return st;
-    } else {
+    } else {  // no string work on this path: the name is built only for an error
       ++l.stream->queued;
-      l.stream->lastWork = what;
+      l.stream->last = &e;
     }
     // On an imported stream (the caller does not wait for it), bit 0 of the status pointer:
     // a failure is also raised as a device-side assert (codegen/device_assert.h).
@@ -480,7 +484,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     if (!st.isOk() || l.stream) return st;
     // Synchronous: a fault of this launch (an illegal address) surfaces here; say whose.
     st = status.collect(nullptr);
-    if (!st.isOk() && st.message().find(what) == std::string::npos) return st.withContext(what);
+    if (!st.isOk() && st.message().find(e.describe()) == std::string::npos) return st.withContext(e.describe());
     return st;
   }
 
