@@ -38,14 +38,14 @@ std::optional<std::string> missingRule(const FusionCase& fc, const std::string& 
   if (rule == "reduction_epilogue" && !f.reductionEpilogue) return "the device does not report reduction epilogues";
   if (rule == "multi_reduction" && (!f.multiReduction || !f.reductionEpilogue))
     return "the device does not report multi-reduction kernels with epilogues";
-  if (rule == "library_epilogue" && !f.libraryEpilogue)
-    return "the device takes no fused epilogue on matmul and convolution";
+  const bool conv = fc.graph.find("convolution") != std::string::npos;
+  if (rule == "library_epilogue" && !(conv ? f.convolutionEpilogue : f.matmulEpilogue))
+    return std::string("the device takes no fused epilogue on ") + (conv ? "convolution" : "matmul");
   // A device whose library takes only some forms of prims.convolution (ABI 1.4) gets the
   // others as loop kernels: no library call to fuse into.
   const std::vector<ir::DType>& convDtypes = o.decomp.convolutionDtypes;
   const std::optional<ir::DType> t = ir::parseDType(dt);
-  if (fc.graph.find("convolution") != std::string::npos && rule == "library_epilogue" &&
-      !o.decomp.expand.count("prims.convolution") && !convDtypes.empty() && t &&
+  if (conv && rule == "library_epilogue" && !o.decomp.expand.count("prims.convolution") && !convDtypes.empty() && t &&
       std::find(convDtypes.begin(), convDtypes.end(), *t) == convDtypes.end())
     return "the device takes no " + dt + " prims.convolution";
   return std::nullopt;
@@ -144,6 +144,17 @@ std::vector<FusionCase> fusionCases() {
       {"library_epilogue.matmul_bias_gelu", "library_epilogue",
        "graph @g(%x: DT[37, 65], %w: DT[33, 65], %b: DT[33]) {\n  %wt = aten.t(%w)\n  %y = aten.addmm(%b, %x, %wt)\n"
        "  %g = aten.gelu(%y)\n  return %g\n}\n",
+       0, 1},
+      // The forms a GEMM library computes inside itself (cuBLASLt: act(A B + C + bias)); the
+      // second through views, as a linear layer on [b, s, k] is traced.
+      {"library_epilogue.matmul_bias_residual_relu", "library_epilogue",
+       "graph @g(%x: DT[37, 65], %w: DT[33, 65], %b: DT[33], %r: DT[37, 33]) {\n  %wt = aten.t(%w)\n"
+       "  %y = aten.addmm(%b, %x, %wt)\n  %s = aten.add.Tensor(%y, %r)\n  %t = aten.relu(%s)\n  return %t\n}\n",
+       0, 1},
+      {"library_epilogue.matmul_bias_gelu_tanh", "library_epilogue",
+       "graph @g(%x: DT[2, 37, 65], %w: DT[33, 65], %b: DT[33]) {\n  %v = aten.view(%x) {size = [74, 65]}\n"
+       "  %wt = aten.t(%w)\n  %y = aten.addmm(%b, %v, %wt)\n  %u = aten.view(%y) {size = [2, 37, 33]}\n"
+       "  %g = aten.gelu(%u) {approximate = \"tanh\"}\n  return %g\n}\n",
        0, 1},
       {"library_epilogue.conv_bias_relu", "library_epilogue",
        "graph @g(%x: DT[2, 3, 17, 15], %w: DT[8, 3, 3, 3], %b: DT[8]) {\n"

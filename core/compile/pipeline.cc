@@ -28,10 +28,10 @@ std::string optionsFingerprint(const CompileOptions& o) {
   const sched::FusionCaps& c = o.schedule.caps;
   s += "; depth " + std::to_string(o.decomp.maxDepth) + "; fuse " + std::to_string(c.fuse) +
        std::to_string(c.horizontal) + std::to_string(c.reductionEpilogue) + std::to_string(c.multiReduction) +
-       std::to_string(c.libraryEpilogue) + "; stmts " + std::to_string(c.maxKernelStmts) + "; recompute " +
-       std::to_string(c.maxRecompute) + " " + std::to_string(c.maxRecomputeReads) + "; split " +
-       std::to_string(c.splitRowReductions) + " " + std::to_string(c.splitColumnReductions) + "; plan " +
-       std::to_string(o.schedule.planMemory);
+       std::to_string(c.matmulEpilogue) + std::to_string(c.convolutionEpilogue) + "; stmts " +
+       std::to_string(c.maxKernelStmts) + "; recompute " + std::to_string(c.maxRecompute) + " " +
+       std::to_string(c.maxRecomputeReads) + "; split " + std::to_string(c.splitRowReductions) + " " +
+       std::to_string(c.splitColumnReductions) + "; plan " + std::to_string(o.schedule.planMemory);
   return s;
 }
 

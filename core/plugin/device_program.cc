@@ -24,10 +24,10 @@ compile::CompileOptions optionsFor(const DeviceCaps& caps, compile::CompileOptio
   f.horizontal = f.horizontal && caps.fusesHorizontal;
   f.reductionEpilogue = f.reductionEpilogue && caps.fusesReductionEpilogue;
   f.multiReduction = f.multiReduction && caps.fusesMultiReduction;
-  // The scheduler fuses epilogues into matmul and convolution only (sched/fusion.cc), with one flag for both:
-  // each of them the device implements must take one. Sdpa's epilogue bit does not matter.
-  const uint32_t fusable = caps.libraryOps & (PLUGSDK_LIBRARY_MATMUL | PLUGSDK_LIBRARY_CONVOLUTION);
-  f.libraryEpilogue = f.libraryEpilogue && fusable != 0 && (caps.epilogueOps & fusable) == fusable;
+  // The scheduler fuses epilogues into matmul and convolution only (sched/fusion.cc), each as the
+  // device's epilogue bit for it says. Sdpa's epilogue bit does not matter.
+  f.matmulEpilogue = f.matmulEpilogue && (caps.epilogueOps & caps.libraryOps & PLUGSDK_LIBRARY_MATMUL);
+  f.convolutionEpilogue = f.convolutionEpilogue && (caps.epilogueOps & caps.libraryOps & PLUGSDK_LIBRARY_CONVOLUTION);
   if (caps.maxKernelStmts) f.maxKernelStmts = std::min<int64_t>(f.maxKernelStmts, caps.maxKernelStmts);
   // Split reductions (ABI 1.5) are the device's to ask for: 0 (an older plugin) never splits.
   f.splitRowReductions = caps.splitRowReductions;

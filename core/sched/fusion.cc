@@ -7,6 +7,7 @@
 
 #include "core/ir/op_registry.h"
 #include "core/sched/index_math.h"
+#include "core/sched/index_ranges.h"
 #include "core/sched/inline_emitter.h"
 #include "core/sched/sched_internal.h"
 
@@ -121,7 +122,11 @@ class GroupGen {
             kb.store(bufferArg(m, true), linearize(idx, g_.full), v);
             kb.endLoop();
           } else {
-            const std::vector<SymExpr> idx = pointIndex(r.value->type().shape, g_.grid);
+            const Shape& shape = r.value->type().shape;
+            // A library epilogue's member in another shape of the same points (domainAllows).
+            const std::vector<SymExpr> idx = g_.kind == GroupKind::kLibrary && !st_.sameDomain(shape, g_.grid)
+                                                 ? delinearize(point, shape)
+                                                 : pointIndex(shape, g_.grid);
             ASSIGN_OR_RETURN(int v, r.kind == RootKind::kInputCopy ? em.at(r.value, idx) : em.compute(r.value, idx));
             computed_[m] = v;
             storeIfNeeded(r, point, v);
@@ -193,7 +198,7 @@ class GroupGen {
       const SymExpr point = linearize(gridIndex(g_.grid.size()), g_.grid);
       if (c == computed_.end() || r.loopMember)
         return failedPrecondition(v->ref() + " is computed in a loop of this kernel or later, not readable here");
-      if (lin != point || mask >= 0)
+      if ((lin != point && !samePoint(lin, point)) || mask >= 0)
         return failedPrecondition(v->ref() + " is read at another point than the one this kernel computes");
       code_.readsMember = true;
       return std::optional<int>(c->second);
@@ -201,6 +206,15 @@ class GroupGen {
     if (r.group < 0 || r.group >= gi_) return failedPrecondition(v->ref() + " is computed by a later kernel");
     code_.externalRoots.insert(m);
     return std::optional<int>(kb_->load(bufferArg(m, false), lin, mask));
+  }
+
+  /// Whether index `lin` is the grid point `point` within the grid's constant extents: a member
+  /// in another shape of the same points reads at linearize(delinearize(point)).
+  bool samePoint(const SymExpr& lin, const SymExpr& point) const {
+    std::map<std::string, int64_t> extents;
+    for (size_t d = 0; d < g_.grid.size(); ++d)
+      if (auto c = g_.grid[d].constant()) extents[kernel::gridVar(d)] = *c;
+    return st_.provedEQ(simplifyInRanges(lin, extents), point);
   }
 
   int inputIndex(const ir::Value* v) const {
@@ -220,8 +234,12 @@ class GroupGen {
   GroupCode code_;
 };
 
-bool isLibraryEpilogueOp(const ir::Node* lib) {
-  return lib && (lib->op() == "prims.matmul" || lib->op() == "prims.convolution");
+/// Whether the target takes a fused epilogue on library call `lib` (matmul and convolution only).
+bool takesEpilogue(const FusionCaps& caps, const ir::Node* lib) {
+  if (!lib) return false;
+  if (lib->op() == "prims.matmul") return caps.matmulEpilogue;
+  if (lib->op() == "prims.convolution") return caps.convolutionEpilogue;
+  return false;
 }
 
 }  // namespace
@@ -329,7 +347,10 @@ bool domainAllows(const State& st, const Group& g, const Root& r, bool* asLoopMe
       }
       return false;
     case GroupKind::kLibrary:
-      return caps.libraryEpilogue && isLibraryEpilogueOp(g.library) && st.sameDomain(shape, g.grid);
+      // A member over the result's elements in another shape (a view of it: a linear layer's
+      // [b*s, n] result read as [b, s, n]) is computed at the same linear points.
+      return takesEpilogue(caps, g.library) &&
+             (st.sameDomain(shape, g.grid) || st.provedEQ(numelOf(shape), numelOf(g.grid)));
     case GroupKind::kScatter: return false;
   }
   return false;
@@ -390,6 +411,7 @@ Status formGroups(State& st) {
         r.loopMember = loop;
         auto code = generateGroup(st, static_cast<int>(gi), m, /*final=*/false);
         bool ok = code.isOk();
+
         if (ok) {
           for (int ext : code->externalRoots)
             ok = ok && st.roots[static_cast<size_t>(ext)].group < static_cast<int>(gi);

@@ -24,7 +24,7 @@ StatusOr<Program> lowerForMatmulOnly(const ir::Context& ctx, const char* text) {
   if (!g.isOk()) return g.status();
   compile::CompileOptions o;
   o.decomp.expand = {"prims.convolution", "prims.sdpa"};
-  o.schedule.caps.libraryEpilogue = false;
+  o.schedule.caps.matmulEpilogue = false;
   ASSIGN_OR_RETURN(compile::Compiled c, compile::compileGraph(ctx, *g, o));
   return std::move(c.program);
 }

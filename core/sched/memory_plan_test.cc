@@ -123,7 +123,7 @@ TEST(MemoryPlan, ElementwiseKernelUpdatesADyingInputInPlace) {
   // pointwise consumer fuses as an epilogue by default, so turn epilogues off to force a
   // separate elementwise kernel over the temporary.
   ScheduleOptions o;
-  o.caps.libraryEpilogue = false;
+  o.caps.matmulEpilogue = false;
   auto p = scheduleText(ctx, R"(graph @g(%x: f64[4, 4], %w: f64[4, 4]) {
   %a = aten.mm(%x, %w)
   %e = aten.exp(%a)

@@ -14,12 +14,13 @@ namespace plugsdk::sched {
 
 /// What the target can take; each fusion rule checks its flag.
 struct FusionCaps {
-  bool fuse = true;               ///< false: one kernel per prim (views stay index arithmetic)
-  bool horizontal = true;         ///< siblings over the same domain share a kernel
-  bool reductionEpilogue = true;  ///< pointwise consumers of a reduction join its kernel
-  bool multiReduction = true;     ///< several reductions over one domain share a kernel
-  bool libraryEpilogue = true;    ///< pointwise consumers of matmul / convolution fuse as an epilogue
-  int64_t maxKernelStmts = 512;   ///< a fused kernel stays below this many statements
+  bool fuse = true;                 ///< false: one kernel per prim (views stay index arithmetic)
+  bool horizontal = true;           ///< siblings over the same domain share a kernel
+  bool reductionEpilogue = true;    ///< pointwise consumers of a reduction join its kernel
+  bool multiReduction = true;       ///< several reductions over one domain share a kernel
+  bool matmulEpilogue = true;       ///< pointwise consumers of a matmul fuse as its epilogue
+  bool convolutionEpilogue = true;  ///< ... and of a convolution
+  int64_t maxKernelStmts = 512;     ///< a fused kernel stays below this many statements
   /// Elementwise values used more than once are recomputed by each consumer up to this many
   /// statements; bigger ones are materialized once.
   int64_t maxRecompute = 64;
