@@ -12,6 +12,8 @@ compare. Run through tools/device_cuda_python.sh:
 
 --ro (inference) adds plugsdk under mode="reduce-overhead" (CUDA graphs); --ro-all inductor too.
 --plugsdk-only (training) leaves inductor out (diagnostics under environment switches).
+--ab=OPTIONS adds plugsdk with backend_options OPTIONS (a column "plugsdk_ab", e.g.
+--ab=epilogue=off): an A/B of a plugin option in one process.
 """
 import statistics
 import sys
@@ -76,6 +78,16 @@ def timed(fn, args):
     return statistics.median(ts)
 
 
+def interleaved(fa, fb, args, rounds=4):
+    """The A/B of --ab: medians of `rounds` alternating rounds of timed() (A, B, A, B, ...),
+    so that clocks, the allocator and the machine's neighbours weigh on both alike."""
+    ta, tb = [], []
+    for _ in range(rounds):
+        ta.append(timed(fa, args))
+        tb.append(timed(fb, args))
+    return statistics.median(ta), statistics.median(tb)
+
+
 def run(name, make):
     torch.manual_seed(0)
     model, args = make()
@@ -86,6 +98,7 @@ def run(name, make):
         want = first_tensor(model(*args)).float()
         row["eager"] = timed(model, args)
         reports_before = len(plugsdk.explain())
+        compiled = {}
         for backend, mode, opts in CONFIGS:
             torch._dynamo.reset()
             try:
@@ -99,6 +112,7 @@ def run(name, make):
                 row[backend + "_compile"] = time.time() - t0
                 row[backend + "_err"] = (got - want).abs().max().item()
                 row[backend] = timed(c, args)
+                compiled[backend] = c
                 # The last call's output too (under reduce-overhead, a graph replay's).
                 got = first_tensor(c(*args)).float()
                 row[backend + "_err"] = max(row[backend + "_err"], (got - want).abs().max().item())
@@ -107,11 +121,27 @@ def run(name, make):
             if backend == "plugsdk_ro":
                 info = plugsdk.cache_info()
                 row["graphs"] = {k: info[k] for k in ("cuda_graph_replays", "cuda_graph_unrecorded_calls")}
+        if "plugsdk" in compiled and "plugsdk_ab" in compiled:
+            row["plugsdk"], row["plugsdk_ab"] = interleaved_ab(model, args, lambda f: f)
         rep = plugsdk.explain()[reports_before:]
         row["partitions"] = (sum(r.compiled_partitions for r in rep), sum(r.eager_partitions for r in rep))
         row["stages"] = compile_stages(rep)
         row["fallbacks"] = sorted({f"{f.op}: {f.reason[:200]}" for r in rep for f in r.fallbacks})
     return row
+
+
+def interleaved_ab(model, args, wrap):
+    """plugsdk and plugsdk with --ab's options compiled side by side (no Dynamo reset between
+    them: the backend guard keeps both), warmed, then timed in alternating rounds; `wrap`
+    makes a call of a compiled model (a training step)."""
+    torch._dynamo.reset()
+    fa = wrap(torch.compile(model, backend="plugsdk", options={"device": "cuda"}))
+    fb = wrap(torch.compile(model, backend="plugsdk", options={"device": "cuda", "backend_options": ab_options()}))
+    for _ in range(3):
+        fa(*args)
+        fb(*args)
+    torch.cuda.synchronize()
+    return interleaved(fa, fb, args)
 
 
 def compile_stages(reports):
@@ -160,10 +190,12 @@ def run_train(name, make):
     backends = (("inductor", None), ("plugsdk", {"device": "cuda"}))
     if "--plugsdk-only" in sys.argv:  # diagnostics: plugsdk's error and time without inductor's compile
         backends = backends[1:]
+    if ab_options() is not None:
+        backends += (("plugsdk_ab", {"device": "cuda", "backend_options": ab_options()}),)
     for backend, opts in backends:
         torch._dynamo.reset()
         try:
-            c = torch.compile(model, backend=backend, options=opts) if opts else torch.compile(model)
+            c = torch.compile(model, backend="plugsdk", options=opts) if opts else torch.compile(model)
             model.zero_grad(set_to_none=True)
             t0 = time.time()
             got = step(c)(*args).item()
@@ -178,6 +210,8 @@ def run_train(name, make):
             row[backend] = timed(step(c), args)
         except Exception as ex:
             row[backend + "_error"] = f"{type(ex).__name__}: {str(ex).splitlines()[0][:160]}"
+    if "plugsdk" in row and "plugsdk_ab" in row:
+        row["plugsdk"], row["plugsdk_ab"] = interleaved_ab(model, args, step)
     rep = plugsdk.explain()[reports_before:]
     row["partitions"] = (sum(r.compiled_partitions for r in rep), sum(r.eager_partitions for r in rep))
     row["fallbacks"] = sorted({f"{f.op}: {f.reason[:200]}" for r in rep for f in r.fallbacks})
@@ -185,8 +219,15 @@ def run_train(name, make):
     return row
 
 
+def ab_options():
+    """The plugin options of --ab=OPTIONS, or None."""
+    return next((a[len("--ab="):] for a in sys.argv if a.startswith("--ab=")), None)
+
+
 def main():
     train = "--train" in sys.argv
+    if ab_options() is not None:
+        CONFIGS.append(("plugsdk_ab", None, {"device": "cuda", "backend_options": ab_options()}))
     if "--ro" in sys.argv or "--ro-all" in sys.argv:
         CONFIGS.extend(RO_CONFIGS if "--ro-all" in sys.argv else RO_CONFIGS[1:])
     wanted = [a for a in sys.argv[1:] if not a.startswith("--")] or list(models())
@@ -222,7 +263,11 @@ def main():
         if r.get("stages"):
             print(f"{'':10s} plugsdk compile stages (all its graphs): " +
                   ", ".join(f"{k} {v:.1f} s" for k, v in r["stages"].items()), flush=True)
-        for k in ("inductor_error", "plugsdk_error", "inductor_ro_error", "plugsdk_ro_error"):
+        if "plugsdk_ab" in r or "plugsdk_ab_error" in r:
+            ratio = f"{r['plugsdk'] / r['plugsdk_ab']:.3f}" if "plugsdk" in r and "plugsdk_ab" in r else "-"
+            print(f"{'':10s} A/B (alternating rounds): plugsdk {ms('plugsdk')} | plugsdk with {ab_options()} {ms('plugsdk_ab')} "
+                  f"(max diff {r.get('plugsdk_ab_err', float('nan')):.3g}) | ratio {ratio}", flush=True)
+        for k in ("inductor_error", "plugsdk_error", "inductor_ro_error", "plugsdk_ro_error", "plugsdk_ab_error"):
             if k in r:
                 print(f"           {k}: {r[k]}", flush=True)
         for f in r.get("fallbacks", []):

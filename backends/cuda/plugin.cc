@@ -96,14 +96,23 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   /// found by library/cublaslt_api.h; off: the generated kernel only), cudnn=PATH|off (the
   /// cuDNN library for prims.convolution; default: found by library/cudnn_api.h; off or none
   /// found: convolutions are left to the core's expansion), cache_dir=DIR|off (the PTX cache,
-  /// codegen/ptx_cache.h; default: defaultCacheDir("cuda")).
+  /// codegen/ptx_cache.h; default: defaultCacheDir("cuda")), epilogue=native|kernel|off (fused
+  /// epilogues on prims.matmul: inside cuBLASLt where it computes them, else as their own
+  /// kernel; kernel: always their own kernel; off: none taken. Default: $PLUGSDK_CUDA_EPILOGUE,
+  /// else native).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "driver" && key != "libdevice" && key != "dump" && key != "opt" && key != "fault" && key != "split" &&
-          key != "lanes" && key != "minblocks" && key != "cublaslt" && key != "cudnn" && key != "cache_dir")
+          key != "lanes" && key != "minblocks" && key != "cublaslt" && key != "cudnn" && key != "cache_dir" &&
+          key != "epilogue")
         return sdk::invalidArgument("unknown option '" + key +
                                     "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes, "
-                                    "minblocks, cublaslt, cudnn, cache_dir)");
+                                    "minblocks, cublaslt, cudnn, cache_dir, epilogue)");
+    const char* epilogueEnv = std::getenv("PLUGSDK_CUDA_EPILOGUE");
+    epilogue_ = options.get("epilogue", epilogueEnv && *epilogueEnv ? epilogueEnv : "native");
+    if (epilogue_ != "native" && epilogue_ != "kernel" && epilogue_ != "off")
+      return sdk::invalidArgument("option epilogue (or $PLUGSDK_CUDA_EPILOGUE): '" + epilogue_ +
+                                  "' is not native, kernel or off");
     const std::string split = options.get("split", "on");
     if (split != "on" && split != "off") return sdk::invalidArgument("option split: '" + split + "' is not on or off");
     splitReductions_ = split == "on";
@@ -238,6 +247,9 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
         d.sdpaHeadDimMultiple = 8;
       }
     }
+    // Fused epilogues on matmuls (library/matmul.h): cuBLASLt's own (bias, relu, the tanh
+    // GELU, a residual) inside the GEMM, any other as its own kernel after it.
+    if (epilogue_ != "off") d.epilogueOps = PLUGSDK_LIBRARY_MATMUL;
     d.maxKernelStmts = 0;
     d.fusesHorizontal = true;
     d.fusesReductionEpilogue = true;
@@ -420,7 +432,9 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
           "the cuda plugin implements prims.matmul, prims.convolution, prims.sdpa and prims.sdpa_backward only "
           "(library op " +
           std::to_string(c.op) + ")");
-    if (c.epilogue) return sdk::unimplemented("the cuda plugin takes no epilogue on its library ops");
+    if (c.epilogue && (c.op != PLUGSDK_LIBRARY_MATMUL || epilogue_ == "off"))
+      return sdk::unimplemented("the cuda plugin takes a fused epilogue on prims.matmul only" +
+                                std::string(epilogue_ == "off" ? " (and none with option epilogue=off)" : ""));
     const uint32_t device = c.device;
     if (c.op == PLUGSDK_LIBRARY_SDPA || c.op == PLUGSDK_LIBRARY_SDPA_BACKWARD) {
       sdk::StatusOr<std::unique_ptr<cuda::SdpaExecutable>> a = cuda::SdpaExecutable::create(c, dnn_[device].get());
@@ -441,7 +455,8 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
       return e;
     }
     sdk::StatusOr<std::unique_ptr<cuda::MatmulExecutable>> m = cuda::MatmulExecutable::create(
-        c, lt_[device].get(), [this, device](const sdk::KernelView& k) { return loadedKernel(device, k, nullptr); });
+        c, lt_[device].get(), [this, device](const sdk::KernelView& k) { return loadedKernel(device, k, nullptr); },
+        epilogue_ == "native");
     if (!m.isOk()) return m.status();
     auto e = std::make_unique<CudaExecutable>();
     e->setLog((*m)->log());
@@ -470,7 +485,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     // a failure is also raised as a device-side assert (codegen/device_assert.h).
     sdk::Status st;
     if (e.matmul) {
-      st = e.matmul->launch(args.data(), symbols, s);
+      st = e.matmul->launch(args.data(), args.size(), symbols, s);
     } else if (e.conv) {
       st = e.conv->launch(args.data(), symbols, s);
     } else if (e.sdpa) {
@@ -492,7 +507,8 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   /// Before work with no stream (synchronous): everything queued on the client's streams
   /// completes first, as the ABI orders it after them. (The streams are non-blocking, so
   /// the driver's legacy NULL stream would not wait for them.)
-  bool faultAddress_ = false;  ///< option fault=address (tests: an illegal address on purpose)
+  bool faultAddress_ = false;        ///< option fault=address (tests: an illegal address on purpose)
+  std::string epilogue_ = "native";  ///< option epilogue
 
   sdk::Status drain(const std::string& what) { return api_->check(api_->ctxSynchronize(), what); }
 

@@ -33,4 +33,8 @@ struct BuiltKernel {
 /// The kernel for `call` (args a, b, result; the call's symbols); valid by KernelView::validate.
 std::unique_ptr<BuiltKernel> matmulKernel(const MatmulCall& call);
 
+/// out[i] = cast(in[i]) over i < n (args in, out; symbol n): a bias converted to the dtype
+/// cuBLASLt's epilogue reads it in (an f32 parameter on a bf16 result under autocast).
+std::unique_ptr<BuiltKernel> castKernel(uint32_t from, uint32_t to);
+
 }  // namespace plugsdk::cuda

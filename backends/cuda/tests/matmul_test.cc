@@ -216,6 +216,30 @@ TEST(MatmulKernel, ComputesTheProductThroughTheCallsStrides) {
   checkKernel(ir::DType::kF16, PLUGSDK_DTYPE_F16, ir::DType::kF32, PLUGSDK_DTYPE_F32);
 }
 
+// The bias conversion of a native epilogue (matmul.cc): f32 to bf16, rounded to nearest even,
+// over the n elements its symbol says, and lowered to PTX.
+TEST(MatmulKernel, BiasCastRoundsToTheResultsDtype) {
+  std::unique_ptr<BuiltKernel> built = castKernel(PLUGSDK_DTYPE_F32, PLUGSDK_DTYPE_BF16);
+  sdk::Status valid = sdk::KernelView::validate(built->kernel);
+  ASSERT_TRUE(valid.isOk()) << valid.message();
+  StatusOr<kernel::Kernel> k = plugin::decodeKernel(built->kernel);
+  ASSERT_TRUE(k.isOk()) << k.status().message();
+  const std::vector<double> in = {1.0 + 1.0 / 256, 1.0 + 3.0 / 256, -2.5, 1e-3, 7.0};
+  exec::HostTensor it = exec::HostTensor::fromDoubles(ir::DType::kF32, {5}, in);
+  exec::HostTensor ot(ir::DType::kBF16, {5});
+  ot.setDouble(4, 42.0);  // past n = 4: untouched
+  Status st = kernel::runKernel(*k, {&it, &ot}, {{"n", 4}});
+  ASSERT_TRUE(st.isOk()) << st.message();
+  EXPECT_EQ(ot.getDouble(0), 1.0);              // a tie: to even
+  EXPECT_EQ(ot.getDouble(1), 1.0 + 4.0 / 256);  // a tie: to even, upward
+  EXPECT_EQ(ot.getDouble(2), -2.5);
+  EXPECT_NEAR(ot.getDouble(3), 1e-3, 1e-3 / 128);
+  EXPECT_EQ(ot.getDouble(4), 42.0);
+  sdk::StatusOr<PtxKernel> p =
+      compileToPtx(built->view(), GpuArch{9, 0}, "plugsdk_bias_cast", PtxOptions{3, "", false});
+  ASSERT_TRUE(p.isOk()) << p.status().message();
+}
+
 TEST(MatmulKernel, LowersToPtx) {
   for (uint32_t dtype : {PLUGSDK_DTYPE_F16, PLUGSDK_DTYPE_I64, PLUGSDK_DTYPE_F64}) {
     std::unique_ptr<BuiltKernel> built =

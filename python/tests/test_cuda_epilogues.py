@@ -1,0 +1,122 @@
+"""Fused matmul epilogues on CUDA (backends/cuda/library/matmul.h): linear layers whose
+pointwise tail cuBLASLt computes inside its GEMM (bias, relu, the tanh GELU, a residual added
+before the activation) and tails it does not (the erf GELU, a residual after the
+activation, sigmoid) run as their own kernel over the accumulator. Each is checked against
+eager in f32 and under bf16 autocast, with the epilogue computed three ways (option
+epilogue=native, kernel, off) that must agree. Needs a GPU and the cuda plugin: skipped without
+them (CI); run on the GPU machine through tools/device_cuda_python.sh."""
+import os
+
+import pytest
+import torch
+
+import plugsdk  # noqa: F401 (registers the backend)
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device (the GPU machine runs these)")
+
+F = torch.nn.functional
+
+
+class Tail(torch.nn.Module):
+    def __init__(self, tail):
+        super().__init__()
+        self.fc = torch.nn.Linear(96, 80)
+        self.tail = tail
+
+    def forward(self, x, r):
+        y = self.fc(x)
+        if self.tail == "bias":
+            return y
+        if self.tail == "relu":
+            return torch.relu(y)
+        if self.tail == "gelu_tanh":
+            return F.gelu(y, approximate="tanh")
+        if self.tail == "gelu_erf":
+            return F.gelu(y)
+        if self.tail == "residual_relu":
+            return torch.relu(y + r)
+        if self.tail == "relu_residual":
+            return torch.relu(y) + r
+        if self.tail == "sigmoid":
+            return torch.sigmoid(y)
+        raise ValueError(self.tail)
+
+
+TAILS = ["bias", "relu", "gelu_tanh", "gelu_erf", "residual_relu", "relu_residual", "sigmoid"]
+NATIVE = {"bias", "relu", "gelu_tanh", "residual_relu"}  # cuBLASLt computes these inside the GEMM
+
+
+def _run(tail, mode, dtype, dump):
+    """(result, eager's, the executables' logs, the names of plugsdk's kernels a warm call
+    launched: the profiler's entry names mapped through the plugin's dump, NAME.ENTRY.kir)."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    net = Tail(tail).cuda()
+    x = torch.randn(130, 96, device="cuda")  # 130 rows: not a multiple of any tile
+    r = torch.randn(130, 80, device="cuda")
+    f = torch.compile(net, backend="plugsdk",
+                      options={"device": "cuda", "backend_options": f"epilogue={mode};dump={dump}"})
+    before = set(plugsdk.runtime._functions)
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=dtype == torch.bfloat16):
+        f(x, r)  # compiles
+        # The second call's kernels: an epilogue cuBLASLt computes launches none of plugsdk's own.
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            got = f(x, r)
+            torch.cuda.synchronize()
+        want = net(x, r)
+    names = {f.split(".")[1]: f.split(".")[0] for f in os.listdir(dump) if f.endswith(".kir")}
+    launched = sorted(names.get(e.name, e.name) for e in prof.events()
+                      if e.device_type == torch.autograd.DeviceType.CUDA and e.name.startswith("plugsdk_"))
+    # The executables' logs say how each matmul's epilogue runs.
+    log = "".join(a.log() for g in set(plugsdk.runtime._functions) - before for a, _, _ in (g.memo or {}).values())
+    return got.float(), want.float(), log, launched
+
+
+def _check_log(tail, mode, log):
+    if mode == "off":
+        assert "epilogue" not in log, log
+    elif mode == "native" and tail in NATIVE:
+        assert "epilogue in cuBLASLt" in log, log
+    else:
+        assert "epilogue kernel" in log, log
+
+
+def _check_launched(tail, mode, launched):
+    """The epilogue ran where the mode says: inside cuBLASLt (no epilogue kernel launched), or
+    as its kernel."""
+    epilogue_kernels = [n for n in launched if "epilogue" in n]
+    if mode == "off":
+        assert not epilogue_kernels, launched
+    elif mode == "native" and tail in NATIVE:
+        assert not epilogue_kernels, launched
+    else:
+        assert len(epilogue_kernels) == 1, launched
+
+
+@pytest.mark.parametrize("tail", TAILS)
+def test_f32_tails_match_eager_every_way(tail, tmp_path):
+    torch.backends.cuda.matmul.allow_tf32 = False
+    results = {}
+    for mode in ("native", "kernel", "off"):
+        got, want, log, launched = _run(tail, mode, torch.float32, tmp_path / mode)
+        _check_log(tail, mode, log)
+        _check_launched(tail, mode, launched)
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4, msg=lambda m: f"{tail} epilogue={mode}: {m}")
+        results[mode] = got
+    torch.testing.assert_close(results["native"], results["off"], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("tail", TAILS)
+def test_bf16_autocast_tails_match_eager(tail, tmp_path):
+    for mode in ("native", "kernel"):
+        got, want, log, launched = _run(tail, mode, torch.bfloat16, tmp_path / mode)
+        _check_log(tail, mode, log)
+        _check_launched(tail, mode, launched)
+        # Under autocast the bias is an f32 parameter cast to bf16: cuBLASLt takes no f32 bias
+        # on a bf16 result, so the native path converts it first (the bias_cast kernel). With
+        # the f32 residual the result is f32, and so is the bias cuBLASLt reads: no conversion.
+        if mode == "native" and tail in NATIVE - {"residual_relu"}:
+            assert "bias_cast" in launched, launched
+        # bf16 results: a few ulps (2^-8 relative) of the largest value.
+        tol = 3 * 2 ** -8 * max(1.0, want.abs().max().item())
+        assert (got - want).abs().max().item() <= tol, f"{tail} epilogue={mode}"
