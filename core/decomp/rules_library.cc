@@ -11,6 +11,7 @@
 
 #include "core/decomp/decompose.h"
 #include "core/decomp/rules_util.h"
+#include "core/decomp/sdpa_scores.h"
 
 namespace plugsdk::decomp {
 namespace {
@@ -232,19 +233,6 @@ Result convolution(Emitter& e, const DecompCall& c) {
                       {"groups", Attribute::fromInt(c.getInt("groups"))}}));
 }
 
-/// `x` with `n` zeros appended along `dim` (as is when n is 0).
-V padDim(Emitter& e, V x, int64_t dim, const SymExpr& n) {
-  if (!x || n.isZero()) return x;
-  const size_t r = e.shape(x).size();
-  std::vector<SymExpr> low(r, SymExpr(0)), high(r, SymExpr(0));
-  high[static_cast<size_t>(e.wrapDim(dim, static_cast<int64_t>(r)))] = n;
-  const DType t = e.dtype(x);
-  return e.pad(x, low, high,
-               ir::isFloating(t)   ? Attribute::fromFloat(0.0)
-               : t == DType::kBool ? Attribute::fromBool(false)
-                                   : Attribute::fromInt(0));
-}
-
 /// softmax(scale * q k^T + mask) v with the reference's safe softmax: a row whose scores are
 /// all -inf gives zeros and a logsumexp of 0; dropout keeps weight (..., l, s) where the
 /// f64 counter-based uniform at its row-major position is below 1 - p.
@@ -254,7 +242,7 @@ Result sdpa(Emitter& e, const DecompCall& c) {
   const Shape& qs = e.shape(q);
   const size_t r = qs.size();
   const double scale = c.isNone("scale") ? 0.0 : c.getFloat("scale");
-  const SymExpr &l = qs[r - 2], &s = e.shape(k)[r - 2];
+  const SymExpr& s = e.shape(k)[r - 2];
   // f16/bf16 on a device that keeps prims.matmul with an f32 result: the products of the
   // operands as they are, accumulated and returned in f32 (exact scores for the softmax and its
   // logsumexp), and the weights rounded to the operands' dtype for the product with v, as a
@@ -298,8 +286,6 @@ Result sdpa(Emitter& e, const DecompCall& c) {
   V sc = unflatten(e.matmul(flatten(q), e.transpose(padKeys(flatten(k)), -2, -1), acc));  // [..., L, S + padS]
   if (!e.ok()) return e.status();
   const Shape scores = e.shape(sc);
-  Shape unpadded = scores;
-  unpadded.back() = s;
   // The default scale 1 / sqrt(E), computed in double as the reference does.
   const SymExpr& emb = qs[r - 1];
   if (c.isNone("scale") && !emb.isConstant())
@@ -308,20 +294,7 @@ Result sdpa(Emitter& e, const DecompCall& c) {
   V scaleV = e.scalar(scaleValue, acc);
   sc = e.mul(sc, scaleV);
   const V negInf = e.scalar(-std::numeric_limits<double>::infinity(), acc);
-  if (!padS.isZero()) {
-    V padded = e.binary("ge", e.broadcastInDim(e.iota(sp), scores, {static_cast<int64_t>(r) - 1}),
-                        e.scalar(static_cast<double>(*s.constant()), DType::kI64));
-    sc = e.where(padded, negInf, sc);
-  }
-  if (c.getBool("is_causal")) {
-    V above = e.binary("gt", e.broadcastInDim(e.iota(sp), {l, sp}, {1}), e.broadcastInDim(e.iota(l), {l, sp}, {0}));
-    sc = e.where(above, negInf, sc);
-  }
-  if (mask) {
-    mask = e.broadcastTo(mask, unpadded);
-    if (!padS.isZero()) mask = padDim(e, mask, -1, padS);  // the padded keys are -inf already: any value works
-    sc = e.dtype(mask) == DType::kBool ? e.where(mask, sc, negInf) : e.add(sc, e.convert(mask, acc));
-  }
+  sc = maskScores(e, sc, s, sp, c.getBool("is_causal"), mask, acc);
   V mx = e.amax(sc, {-1}, true);
   V allMasked = e.binary("eq", mx, negInf);
   V shift = e.where(allMasked, e.scalar(0.0, acc), mx);

@@ -9,6 +9,7 @@
 
 #include "core/decomp/decompose.h"
 #include "core/decomp/rules_util.h"
+#include "core/decomp/sdpa_scores.h"
 
 namespace plugsdk::decomp {
 
@@ -28,7 +29,7 @@ StatusOr<std::vector<V>> sdpaBackward(Emitter& e, const SdpaBackwardArgs& a, boo
     return declines ? e.decline(why) : unimplemented(why);
   }
   const double scale = noScale ? 1.0 / std::sqrt(static_cast<double>(*qs[r - 1].constant())) : *a.scale->asDouble();
-  const SymExpr &l = qs[r - 2], &s = e.shape(k)[r - 2];
+  const SymExpr& s = e.shape(k)[r - 2];
   auto mT = [&](V x) { return e.transpose(x, -2, -1); };
   // f16 / bf16 operands stay in their dtype for the matmuls, which return f32 (a mixed
   // prims.matmul: tensor cores, where f32 copies of q, k, v ran as f32 GEMMs -- vit_b_16's
@@ -46,38 +47,14 @@ StatusOr<std::vector<V>> sdpaBackward(Emitter& e, const SdpaBackwardArgs& a, boo
   const int64_t align = 8;
   const bool pads = acc != dt && a.dropout == 0 && s.isConstant() && *s.constant() % align != 0;
   const SymExpr sp = pads ? SymExpr(*s.constant() + align - *s.constant() % align) : s;
-  auto padKeys = [&](V x) {
-    if (!pads) return x;
-    std::vector<SymExpr> low(r, SymExpr(0)), high(r, SymExpr(0));
-    high[r - 2] = sp - s;
-    return e.pad(x, low, high, Attribute::fromFloat(0.0));
-  };
+  auto padKeys = [&](V x) { return padDim(e, x, -2, sp - s); };
   auto unpadKeys = [&](V x) { return pads && x ? e.sliceDim(x, -2, SymExpr(0), s) : x; };
   const V kp = padKeys(k), vp = padKeys(v);
   V sc = e.mul(mm(q, mT(kp)), e.scalar(scale, acc));
   if (!e.ok()) return e.status();
   const Shape scores = e.shape(sc);
-  Shape unpadded = scores;
-  unpadded.back() = s;
-  const V negInf = e.scalar(-std::numeric_limits<double>::infinity(), acc), zero = e.scalar(0.0, acc);
-  if (pads) {
-    V padded = e.binary("ge", e.broadcastInDim(e.iota(sp), scores, {static_cast<int64_t>(r) - 1}),
-                        e.scalar(static_cast<double>(*s.constant()), DType::kI64));
-    sc = e.where(padded, negInf, sc);
-  }
-  if (a.causal) {
-    V above = e.binary("gt", e.broadcastInDim(e.iota(sp), {l, sp}, {1}), e.broadcastInDim(e.iota(l), {l, sp}, {0}));
-    sc = e.where(above, negInf, sc);
-  }
-  if (mask) {
-    V m = e.broadcastTo(mask, unpadded);
-    if (pads) {  // the padded keys are -inf already: any value works
-      std::vector<SymExpr> low(r, SymExpr(0)), high(r, SymExpr(0));
-      high[r - 1] = sp - s;
-      m = e.pad(m, low, high, e.dtype(mask) == DType::kBool ? Attribute::fromBool(false) : Attribute::fromFloat(0.0));
-    }
-    sc = e.dtype(mask) == DType::kBool ? e.where(m, sc, negInf) : e.add(sc, e.convert(m, acc));
-  }
+  const V zero = e.scalar(0.0, acc);
+  sc = maskScores(e, sc, s, sp, a.causal, mask, acc);
   V p = e.unary("exp", e.sub(sc, e.unsqueeze(e.convert(a.lse, acc), -1)));
   V ds = nullptr, gv = nullptr;
   if (go) {
