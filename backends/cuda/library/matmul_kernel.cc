@@ -34,6 +34,17 @@ struct Programs {
   }
 };
 
+/// A statement with no operands and no argument yet.
+plugsdk_stmt_t newStmt(uint32_t kind, uint32_t dtype, int32_t result, plugsdk_index_expr_t index) {
+  plugsdk_stmt_t s{};
+  s.index = index;
+  s.kind = kind;
+  s.dtype = dtype;
+  s.result = result;
+  s.arg = -1;
+  return s;
+}
+
 /// Points the kernel's fields at its storage (num_values set by the caller).
 std::unique_ptr<BuiltKernel> finish(std::unique_ptr<BuiltKernel> k);
 
@@ -71,15 +82,7 @@ std::unique_ptr<BuiltKernel> matmulKernel(const MatmulCall& call) {
   const size_t zeroAt = k->pool.size();
   p.insn(PLUGSDK_INDEX_CONST, 0);
   const plugsdk_index_expr_t zero = p.since(zeroAt);
-  auto stmt = [&](uint32_t kind, uint32_t dtype, int32_t result) {
-    plugsdk_stmt_t s{};
-    s.index = zero;
-    s.kind = kind;
-    s.dtype = dtype;
-    s.result = result;
-    s.arg = -1;
-    return s;
-  };
+  auto stmt = [&](uint32_t kind, uint32_t dtype, int32_t result) { return newStmt(kind, dtype, result, zero); };
   plugsdk_stmt_t loop = stmt(PLUGSDK_STMT_LOOP, 0, -1);
   loop.body_count = 6;
   loop.num_loop_sizes = 1;
@@ -137,15 +140,7 @@ std::unique_ptr<BuiltKernel> castKernel(uint32_t from, uint32_t to) {
   k->pool = {plugsdk_index_insn_t{PLUGSDK_INDEX_SYMBOL, 0, 0}, plugsdk_index_insn_t{PLUGSDK_INDEX_GRID_VAR, 0, 0}};
   const plugsdk_index_expr_t n{0, 1}, i0{1, 1};
   k->grid = {n};
-  auto stmt = [&](uint32_t kind, uint32_t dtype, int32_t result) {
-    plugsdk_stmt_t s{};
-    s.index = i0;
-    s.kind = kind;
-    s.dtype = dtype;
-    s.result = result;
-    s.arg = -1;
-    return s;
-  };
+  auto stmt = [&](uint32_t kind, uint32_t dtype, int32_t result) { return newStmt(kind, dtype, result, i0); };
   plugsdk_stmt_t ld = stmt(PLUGSDK_STMT_LOAD, from, 0);
   ld.arg = 0;
   k->stmts.push_back(ld);
