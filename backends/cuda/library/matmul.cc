@@ -127,8 +127,8 @@ sdk::StatusOr<std::unique_ptr<MatmulExecutable>> MatmulExecutable::create(const 
         (outDtype == PLUGSDK_DTYPE_F16 || outDtype == PLUGSDK_DTYPE_BF16)) {
       // cuBLASLt takes no f32 bias on an f16 / bf16 result (tools/probes/cublaslt_epilogue_probe.py):
       // each launch converts it first (an autocast graph casts the parameter to the result's dtype).
-      e->biasCastKernel_ = castKernel(PLUGSDK_DTYPE_F32, outDtype);
-      sdk::StatusOr<std::unique_ptr<LoadedKernel>> k = e->compile_(e->biasCastKernel_->view());
+      const std::unique_ptr<BuiltKernel> cast = castKernel(PLUGSDK_DTYPE_F32, outDtype);
+      sdk::StatusOr<std::unique_ptr<LoadedKernel>> k = e->compile_(cast->view());
       if (!k.isOk()) return k.status().withContext("prims.matmul: the epilogue's bias conversion");
       e->biasCast_ = std::move(*k);
     }
@@ -183,10 +183,9 @@ sdk::StatusOr<const MatmulExecutable::Prepared*> MatmulExecutable::prepare(const
   if (it != prepared_.end()) return it->second.get();
   const lt::Api& L = *lt_->lt;
   // cuBLASLt refusing an epilogue (a bias type, an epilogue it has no kernel for) is no
-  // error: the epilogue then runs as its kernel, and the reason is kept (nativeFallback()).
+  // error: the epilogue then runs as its kernel.
   auto declined = [&](const sdk::Status& st) -> sdk::StatusOr<const Prepared*> {
     if (!s.native) return st;
-    nativeFallback_ = st.message();
     return static_cast<const Prepared*>(nullptr);
   };
   auto pr = std::make_unique<Prepared>();
@@ -236,10 +235,7 @@ sdk::StatusOr<const MatmulExecutable::Prepared*> MatmulExecutable::prepare(const
                  what + ": cublasLtMatmulAlgoGetHeuristic");
   L.prefDestroy(pref);
   if (!st.isOk()) return declined(st);
-  if (found == 0) {  // the caller runs it otherwise
-    if (s.native) nativeFallback_ = what + ": cuBLASLt has no algorithm for it";
-    return static_cast<const Prepared*>(nullptr);
-  }
+  if (found == 0) return static_cast<const Prepared*>(nullptr);  // the caller runs it otherwise
   pr->algo = result.algo;
   const Prepared* out = pr.get();
   prepared_.emplace(key, std::move(pr));

@@ -50,10 +50,6 @@ class MatmulExecutable {
   /// a, b, result addresses (offsets applied; the result 0 under an epilogue), then the
   /// epilogue's buffers; the call's symbol values, then the epilogue's.
   sdk::Status launch(const CUdeviceptr* args, size_t numArgs, const std::vector<int64_t>& symbols, CUstream stream);
-  /// Whether the last launch ran its epilogue inside cuBLASLt (tests and logs).
-  bool lastRanNative() const { return last_ && last_->native; }
-  /// Why cuBLASLt last declined the epilogue it was asked for ("" if it never did).
-  const std::string& nativeFallback() const { return nativeFallback_; }
   std::string log() const { return log_; }
 
  private:
@@ -92,16 +88,14 @@ class MatmulExecutable {
   CompileKernel compile_;
   std::unique_ptr<BuiltKernel> built_;
   std::unique_ptr<LoadedKernel> kernel_;
-  std::unique_ptr<EpilogueKernel> epilogue_;     ///< null: no epilogue
-  std::optional<NativeEpilogue> native_;         ///< its cuBLASLt form, when it has one
-  int accArg_ = -1;                              ///< the epilogue's ACCUMULATOR argument
-  std::unique_ptr<BuiltKernel> biasCastKernel_;  ///< an f32 bias to D's dtype (castKernel)
+  std::unique_ptr<EpilogueKernel> epilogue_;  ///< null: no epilogue
+  std::optional<NativeEpilogue> native_;      ///< its cuBLASLt form, when it has one
+  int accArg_ = -1;                           ///< the epilogue's ACCUMULATOR argument
   std::unique_ptr<LoadedKernel> biasCast_;
   GrownBuffer biasCopy_;
   std::map<std::string, std::unique_ptr<Prepared>> prepared_;
   std::optional<Setup> last_;
   std::string log_;
-  std::string nativeFallback_;
 };
 
 }  // namespace plugsdk::cuda
