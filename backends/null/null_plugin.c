@@ -114,6 +114,10 @@ static const plugsdk_api_t kApi = {
     NULL, /* compile_subgraph */
     NULL, /* buffer_import (1.1): the core copies */
     NULL, /* stream_import (1.2): the core waits for the caller's stream */
+    NULL, /* recording_begin (1.9): the core launches every call */
+    NULL, /* recording_end */
+    NULL, /* recording_launch */
+    NULL, /* recording_destroy */
 };
 
 PLUGSDK_EXPORT const plugsdk_api_t* plugsdk_plugin_init(plugsdk_init_args_t* args) {

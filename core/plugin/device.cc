@@ -199,6 +199,61 @@ Status Device::upload(const DeviceBuffer& dst, uint64_t offset, const void* src,
   return check(api().buffer_copy(&a), "buffer_copy (host to device)");
 }
 
+DeviceRecording& DeviceRecording::operator=(DeviceRecording&& o) noexcept {
+  if (this != &o) {
+    reset();
+    device_ = std::exchange(o.device_, nullptr);
+    handle_ = std::exchange(o.handle_, nullptr);
+  }
+  return *this;
+}
+
+void DeviceRecording::reset() {
+  if (device_ && handle_) {
+    auto held = device_->lock();
+    plugsdk_recording_args_t a{};
+    a.struct_size = sizeof(a);
+    a.client = device_->client();
+    a.recording = handle_;
+    (void)device_->check(device_->api().recording_destroy(&a), "recording_destroy");  // nobody to report to
+  }
+  device_ = nullptr;
+  handle_ = nullptr;
+}
+
+Status Device::beginRecording(plugsdk_stream_t* stream) const {
+  if (!records()) return unimplemented("plugin " + plugin_->name() + " records no stream (ABI < 1.9)");
+  auto held = lock();
+  plugsdk_recording_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = client_;
+  a.stream = stream;
+  return check(api().recording_begin(&a), "recording_begin");
+}
+
+StatusOr<DeviceRecording> Device::endRecording(plugsdk_stream_t* stream) const {
+  if (!records()) return unimplemented("plugin " + plugin_->name() + " records no stream (ABI < 1.9)");
+  auto held = lock();
+  plugsdk_recording_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = client_;
+  a.stream = stream;
+  RETURN_IF_ERROR(check(api().recording_end(&a), "recording_end"));
+  if (!a.out_recording)
+    return internalError("plugin " + plugin_->path() + ": recording_end succeeded but returned no recording");
+  return DeviceRecording(this, a.out_recording);
+}
+
+Status Device::launchRecording(const DeviceRecording& recording, plugsdk_stream_t* stream) const {
+  auto held = lock();
+  plugsdk_recording_args_t a{};
+  a.struct_size = sizeof(a);
+  a.client = client_;
+  a.stream = stream;
+  a.recording = recording.handle();
+  return check(api().recording_launch(&a), "recording_launch");
+}
+
 Status Device::copyOnDevice(const DeviceBuffer& src, uint64_t srcOffset, const DeviceBuffer& dst, uint64_t dstOffset,
                             uint64_t bytes, plugsdk_stream_t* stream) const {
   if (bytes == 0) return Status::ok();

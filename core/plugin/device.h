@@ -106,6 +106,25 @@ class DeviceBuffer {
   uint64_t bytes_ = 0;
 };
 
+/// Work recorded from a stream (ABI 1.9), owned by the core; destroyed through the plugin.
+class DeviceRecording {
+ public:
+  DeviceRecording() = default;
+  DeviceRecording(const Device* device, plugsdk_recording_t* handle) : device_(device), handle_(handle) {}
+  DeviceRecording(DeviceRecording&& o) noexcept { *this = std::move(o); }
+  DeviceRecording& operator=(DeviceRecording&& o) noexcept;
+  DeviceRecording(const DeviceRecording&) = delete;
+  DeviceRecording& operator=(const DeviceRecording&) = delete;
+  ~DeviceRecording() { reset(); }
+
+  plugsdk_recording_t* handle() const { return handle_; }
+  void reset();
+
+ private:
+  const Device* device_ = nullptr;
+  plugsdk_recording_t* handle_ = nullptr;
+};
+
 class Device {
  public:
   /// Creates a client (with plugin-specific `options`, "key=value;..."), checks that device
@@ -154,6 +173,16 @@ class Device {
   StatusOr<plugsdk_stream_t*> importStream(void* native) const;
   /// Waits for everything queued on `stream` (one of this device's).
   Status synchronize(plugsdk_stream_t* stream) const;
+
+  /// Whether the plugin records streams (recording_begin and the rest, ABI 1.9).
+  bool records() const { return plugin_->records(); }
+  /// What is queued on `stream` from now on is recorded, not run (UNIMPLEMENTED: the plugin
+  /// does not record this stream).
+  Status beginRecording(plugsdk_stream_t* stream) const;
+  /// Ends the recording on `stream` and returns it (UNIMPLEMENTED: it cannot be replayed).
+  StatusOr<DeviceRecording> endRecording(plugsdk_stream_t* stream) const;
+  /// Queues `recording` on `stream` (FAILED_PRECONDITION: it can no longer run).
+  Status launchRecording(const DeviceRecording& recording, plugsdk_stream_t* stream) const;
 
  private:
   Device() = default;

@@ -522,6 +522,25 @@ void copyStrided(const std::vector<int64_t>& shape, size_t elemBytes, const uint
 
 std::vector<int64_t> stridesOf(const TensorArg& t) { return t.strides.empty() ? rowMajor(t.shape) : t.strides; }
 
+/// What a run's launches depend on besides the program (run_recordings.h): the arena's
+/// generation, the symbols' values, and every tensor's address, memory kind and strides (the
+/// shapes follow from the symbols, which bindInputs checked them against).
+RunKey runKey(const std::vector<TensorArg>& inputs, const std::vector<TensorArg>& outputs, const Symbols& s,
+              uint64_t arenaGeneration) {
+  RunKey k;
+  k.reserve(1 + s.size() + 8 * (inputs.size() + outputs.size()));
+  k.push_back(arenaGeneration);
+  for (const auto& [name, v] : s) k.push_back(static_cast<uint64_t>(v));
+  for (const std::vector<TensorArg>* ts : {&inputs, &outputs})
+    for (const TensorArg& t : *ts) {
+      k.push_back(reinterpret_cast<uintptr_t>(t.data));
+      k.push_back(t.memoryKind);
+      k.push_back(t.strides.size());
+      for (int64_t v : t.strides) k.push_back(static_cast<uint64_t>(v));
+    }
+  return k;
+}
+
 /// The output shapes of `p` with its size symbols bound to `s`.
 StatusOr<std::vector<std::vector<int64_t>>> outputShapesFor(const sched::Program& p, const Symbols& s) {
   std::vector<std::vector<int64_t>> shapes;
@@ -585,6 +604,26 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
     // A larger arena replaces the kept one, which earlier queued runs may still be using.
     if (arena_.handle() && arena_.bytes() < static_cast<uint64_t>(arenaBytes))
       RETURN_IF_ERROR(device_.synchronize(stream));
+  }
+  // A run with the key of a kept recording replays it: no import, no launch call.
+  const bool recordable = nativeStream && device_.records() && recordings_.off().empty();
+  RunKey key;
+  if (recordable) {
+    key = runKey(inputs, outputs, s, arenaGeneration_);
+    if (const RunRecordings::Entry* r = recordings_.find(key)) {
+      Status replayed = device_.launchRecording(r->recording, stream);
+      if (replayed.isOk()) {
+        st.imported = r->imported;
+        st.copied = r->copied;
+        st.waited = false;
+        st.replayed = true;
+        ++recordings_.replayed;
+        st.prepareSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        return Status::ok();
+      }
+      recordings_.erase(key);  // it can no longer run: the run below queues the work again
+      if (replayed.code() != StatusCode::kFailedPrecondition) return replayed;
+    }
   }
   // Import what can be used in place; the rest is copied around the launches.
   std::vector<DeviceBuffer> given(p.buffers.size());
@@ -656,16 +695,12 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
   const bool wait = runWaits(nativeStream != nullptr, mayFail_, device_.caps().asyncStreamFailures, copies);
   st.waited = wait;
   st.prepareSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  RETURN_IF_ERROR(launchSteps(device_, p, steps_, pl, s, RunOptions{}, stream, wait, &st));
-  const auto copyingOut = std::chrono::steady_clock::now();
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (outImported[i]) {
-      ++st.imported;
-      continue;
-    }
-    const auto b = static_cast<size_t>(p.outputs[i].buffer);
-    if (outputs[i].memoryKind != PLUGSDK_MEMORY_HOST) {
-      // Another output's memory holds this value (a shared buffer): copied on the device.
+  // The launches, then the outputs that share another output's memory, copied on the device.
+  auto queue = [&]() -> Status {
+    RETURN_IF_ERROR(launchSteps(device_, p, steps_, pl, s, RunOptions{}, stream, wait, &st));
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const auto b = static_cast<size_t>(p.outputs[i].buffer);
+      if (outImported[i] || outputs[i].memoryKind == PLUGSDK_MEMORY_HOST) continue;
       int64_t n = 1;
       for (int64_t d : outShapes[i]) n *= d;
       const uint64_t bytes = static_cast<uint64_t>(n * sched::dtypeBytes(outputs[i].dtype));
@@ -677,7 +712,51 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
         return unimplemented("output %" + p.outputs[i].name + " is in device memory the plugin cannot import, and " +
                              "only host memory is copied");
       RETURN_IF_ERROR(device_.copyOnDevice(pl.own[b], pl.offset[b], *dst, 0, bytes, stream));
-      ++st.copied;
+    }
+    return Status::ok();
+  };
+  // A key seen again within the last few runs is recorded, then replayed (run_recordings.h); the
+  // key must still name this run's arena (place() may have replaced it).
+  bool recording = recordable && recordings_.repeated(key) && !wait && key[0] == arenaGeneration_;
+  if (recording) {
+    const Status begun = device_.beginRecording(stream);
+    if (!begun.isOk() && begun.code() != StatusCode::kUnimplemented) return begun;
+    recording = begun.isOk();
+  }
+  const Status queued = queue();
+  DeviceRecording made;
+  if (recording) {
+    // Nothing recorded has run. Any failure while recording (a call the plugin cannot record
+    // fails too) or of the fresh recording's launch stops recording this program, and the
+    // work is queued again unrecorded: a real error then comes back from that.
+    StatusOr<DeviceRecording> ended = device_.endRecording(stream);
+    Status why = !queued.isOk() ? queued : ended.status();
+    if (why.isOk()) {
+      why = device_.launchRecording(*ended, stream);
+      if (why.isOk()) {
+        made = std::move(*ended);
+        st.recorded = true;
+        ++recordings_.recorded;
+      }
+    }
+    if (!why.isOk()) {
+      recordings_.turnOff(why.message());
+      st.kernels = st.libraryCalls = 0;
+      st.kernelSeconds = st.librarySeconds = 0;
+      RETURN_IF_ERROR(queue());
+    }
+  } else {
+    RETURN_IF_ERROR(queued);
+  }
+  const auto copyingOut = std::chrono::steady_clock::now();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (outImported[i]) {
+      ++st.imported;
+      continue;
+    }
+    const auto b = static_cast<size_t>(p.outputs[i].buffer);
+    if (outputs[i].memoryKind != PLUGSDK_MEMORY_HOST) {
+      ++st.copied;  // copied on the device by queue()
       continue;
     }
     if (p.buffers[b].role == sched::BufferRole::kTemp)
@@ -692,7 +771,18 @@ Status DeviceProgram::runInto(const std::vector<TensorArg>& inputs, const std::v
     ++st.copied;
   }
   st.waitSeconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - copyingOut).count();
+  if (made.handle()) recordings_.keep(std::move(key), std::move(made), st.imported, st.copied);
   return Status::ok();
+}
+
+std::string DeviceProgram::recordingOff() const {
+  auto held = device_.lock();
+  return recordings_.off();
+}
+
+RecordingCounts DeviceProgram::recordingCounts() const {
+  auto held = device_.lock();
+  return {recordings_.recorded, recordings_.replayed, recordings_.size()};
 }
 
 uint64_t DeviceProgram::memoryGeneration() const {

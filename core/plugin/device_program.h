@@ -13,6 +13,7 @@
 #include "core/compile/pipeline.h"
 #include "core/exec/host_tensor.h"
 #include "core/plugin/device.h"
+#include "core/plugin/run_recordings.h"
 #include "core/sched/interpreter.h"
 #include "core/sched/program.h"
 
@@ -57,6 +58,13 @@ struct TransferStats {
   // the work (and copying outputs back).
   double prepareSeconds = 0, kernelSeconds = 0, librarySeconds = 0, waitSeconds = 0;
   int kernels = 0, libraryCalls = 0;  ///< launch calls made
+  bool recorded = false;              ///< the run's work was recorded (ABI 1.9) and then replayed
+  bool replayed = false;              ///< the run replayed an earlier run's recording: no launch calls
+};
+
+/// DeviceProgram::recordingCounts.
+struct RecordingCounts {
+  uint64_t recorded = 0, replayed = 0, kept = 0;
 };
 
 /// Whether runInto waits for its work: always on the device's own stream; on an imported one
@@ -100,6 +108,11 @@ class DeviceProgram {
   /// Launches recorded for replay (a graph of a run captured on a native stream) hold the arena's
   /// address: they may be replayed only while this number is the one seen when recording.
   uint64_t memoryGeneration() const;
+  /// Why runs are not recorded ("" while they are, or the plugin records nothing): a
+  /// plugin refused to record this program's work once, and it is not asked again.
+  std::string recordingOff() const;
+  /// Recordings made, runs replayed from one, recordings kept (tests, logs).
+  RecordingCounts recordingCounts() const;
   /// The output shapes for inputs of these dtypes and shapes (checked as run() checks them).
   StatusOr<std::vector<std::vector<int64_t>>> outputShapes(const std::vector<sched::InputShape>& inputs) const;
 
@@ -117,6 +130,9 @@ class DeviceProgram {
   bool mayFail_ = false;                            ///< some kernel can end a run in an error (Kernel::mayFail)
   mutable DeviceBuffer arena_;            ///< runInto's temporaries, kept from run to run (under the device lock)
   mutable uint64_t arenaGeneration_ = 0;  ///< times arena_ was replaced (memoryGeneration)
+  /// runInto's recordings on native streams (under the device lock); declared after the
+  /// executables and the arena they use, so destroyed before them.
+  mutable RunRecordings recordings_;
 };
 
 }  // namespace plugsdk::plugin

@@ -35,6 +35,12 @@ class Plugin {
   decltype(plugsdk_api_t::stream_import) streamImportFn() const {
     return api_->struct_size >= PLUGSDK_API_SIZE_V1_2 ? api_->stream_import : nullptr;
   }
+  /// Whether the plugin records streams (ABI 1.9): a table that large with all four
+  /// recording entries set.
+  bool records() const {
+    return api_->struct_size >= PLUGSDK_API_SIZE_V1_9 && api_->recording_begin && api_->recording_end &&
+           api_->recording_launch && api_->recording_destroy;
+  }
   /// Converts a plugin error (and destroys it) into a Status naming the plugin and call.
   Status check(plugsdk_error_t* err, const std::string& call) const;
 

@@ -111,6 +111,15 @@ py::tuple runProgram(const plugin::DeviceProgram& p, const std::vector<TensorTup
   return py::make_tuple(st.imported, st.copied);
 }
 
+py::dict recordingCounts(const plugin::DeviceProgram& p) {
+  const plugin::RecordingCounts c = p.recordingCounts();
+  py::dict d;
+  d["recorded"] = c.recorded;
+  d["replayed"] = c.replayed;
+  d["kept"] = c.kept;
+  return d;
+}
+
 /// run, returning what it did and the host time of its phases (profiling).
 py::dict runTimed(const plugin::DeviceProgram& p, const std::vector<TensorTuple>& ins,
                   const std::vector<TensorTuple>& outs, uintptr_t stream) {
@@ -125,6 +134,8 @@ py::dict runTimed(const plugin::DeviceProgram& p, const std::vector<TensorTuple>
   d["wait_s"] = st.waitSeconds;
   d["kernels"] = st.kernels;
   d["library_calls"] = st.libraryCalls;
+  d["recorded"] = st.recorded;
+  d["replayed"] = st.replayed;
   return d;
 }
 
@@ -270,8 +281,15 @@ PYBIND11_MODULE(_C, m) {
              uintptr_t stream) { return runTimed(*p.a->program, ins, outs, stream); },
           py::arg("ins"), py::arg("outs"), py::arg("stream") = 0,
           "run, returning a dict: imported, copied, waited, the host seconds of its phases (prepare_s, "
-          "kernel_launch_s, library_call_s, wait_s) and the launch calls made (kernels, library_calls).")
+          "kernel_launch_s, library_call_s, wait_s), the launch calls made (kernels, library_calls), and "
+          "whether the run was recorded or replayed a recording (recorded, replayed; ABI 1.9).")
       .def_property_readonly("imports_streams", [](const PyArtifact& p) { return p.a->program->importsStreams(); })
+      .def_property_readonly(
+          "recording_off", [](const PyArtifact& p) { return p.a->program->recordingOff(); },
+          "Why runs of this program are not recorded: '' while they are (or the plugin records nothing).")
+      .def_property_readonly(
+          "recording_counts", [](const PyArtifact& p) { return recordingCounts(*p.a->program); },
+          "{'recorded', 'replayed', 'kept'}: recordings of runs made (ABI 1.9), runs replayed, recordings kept.")
       .def_property_readonly(
           "memory_generation", [](const PyArtifact& p) { return p.a->program->memoryGeneration(); },
           "Counts the times a run replaced the program's kept temporaries: a CUDA graph recorded "
@@ -319,7 +337,9 @@ PYBIND11_MODULE(_C, m) {
           [](const PyBackward& p, const std::vector<TensorTuple>& ins, const std::vector<TensorTuple>& outs,
              uintptr_t stream) { return runTimed(p.program(), ins, outs, stream); },
           py::arg("ins"), py::arg("outs"), py::arg("stream") = 0, "Artifact.run_timed, for the backward program.")
-      .def_property_readonly("imports_streams", [](const PyBackward& p) { return p.program().importsStreams(); });
+      .def_property_readonly("imports_streams", [](const PyBackward& p) { return p.program().importsStreams(); })
+      .def_property_readonly("recording_off", [](const PyBackward& p) { return p.program().recordingOff(); })
+      .def_property_readonly("recording_counts", [](const PyBackward& p) { return recordingCounts(p.program()); });
 
   py::class_<PyFunction, std::shared_ptr<PyFunction>>(m, "Function")
       .def(py::init(&makeFunction), py::arg("device"), py::arg("pgraph"), py::arg("dynamic") = "automatic",

@@ -12,9 +12,14 @@
 // split_column_reductions (a decimal count; anything else fails client_create).
 // "matmul_dtypes=f32" reports prims.matmul in library_ops with ABI 1.6's matmul_dtypes (those
 // operand dtypes; "all": every one).
+// "record=on|refuse|stale" records streams (ABI 1.9) as lists of calls over raw host
+// pointers: on replays them; refuse makes recording_end answer UNIMPLEMENTED; stale makes
+// recording_launch answer FAILED_PRECONDITION. Without the option recording_begin answers
+// UNIMPLEMENTED.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <iterator>
 #include <stdexcept>
 #include <utility>
@@ -32,8 +37,17 @@ struct HostBuffer : sdk::Buffer {
   uint8_t* host() { return borrowed ? borrowed : data.data(); }
 };
 
+/// Work recorded from a stream: calls over raw host pointers.
+using RecordedCalls = std::vector<std::function<sdk::Status()>>;
+
 struct HostStream : sdk::Stream {
   void* native = nullptr;  ///< stream_import's handle (work runs when queued, so it only tags)
+  bool recording = false;  ///< between recording_begin and recording_end: calls go to `recorded`
+  RecordedCalls recorded;
+};
+
+struct HostRecording : sdk::Recording {
+  RecordedCalls calls;
 };
 
 struct HostEvent : sdk::Event {
@@ -102,8 +116,13 @@ sdk::Status dtypeListOption(const char* key, const std::string& list, uint32_t* 
 
 class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, HostExecutable> {
  public:
+  static constexpr bool kRecords = true;
+
   sdk::Status initialize(const sdk::Options& options) override {
     throw_ = options.get("throw");
+    record_ = options.get("record");
+    if (!record_.empty() && record_ != "on" && record_ != "refuse" && record_ != "stale")
+      return sdk::invalidArgument("record: '" + record_ + "' is not on, refuse or stale");
     asyncFailures_ = options.get("async_failures") == "1";
     const std::string conv = options.get("conv_dtypes");
     if (!conv.empty()) {
@@ -170,6 +189,16 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
   }
 
   sdk::Status copy(const Copy& c) override {
+    if (c.stream && c.stream->recording) {
+      if (c.kind != PLUGSDK_COPY_DEVICE_TO_DEVICE) return sdk::unimplemented("cpptest records device copies only");
+      uint8_t *dst = c.dst->host() + c.dstOffset, *src = c.src->host() + c.srcOffset;
+      const uint64_t bytes = c.bytes;
+      c.stream->recorded.push_back([=] {
+        std::memmove(dst, src, bytes);
+        return sdk::Status::ok();
+      });
+      return sdk::Status::ok();
+    }
     switch (c.kind) {
       case PLUGSDK_COPY_HOST_TO_DEVICE: std::memcpy(c.dst->host() + c.dstOffset, c.hostSrc, c.bytes); break;
       case PLUGSDK_COPY_DEVICE_TO_HOST: std::memcpy(c.hostDst, c.src->host() + c.srcOffset, c.bytes); break;
@@ -191,6 +220,26 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
     auto s = std::make_unique<HostStream>();
     s->native = native;
     return s;
+  }
+
+  sdk::Status beginRecording(HostStream& s) override {
+    if (record_.empty()) return sdk::unimplemented("cpptest records only with option record");
+    s.recording = true;
+    s.recorded.clear();
+    return sdk::Status::ok();
+  }
+  sdk::StatusOr<std::unique_ptr<sdk::Recording>> endRecording(HostStream& s) override {
+    s.recording = false;
+    auto r = std::make_unique<HostRecording>();
+    r->calls = std::move(s.recorded);
+    s.recorded.clear();
+    if (record_ == "refuse") return sdk::unimplemented("cpptest was asked to refuse recordings (record=refuse)");
+    return std::unique_ptr<sdk::Recording>(std::move(r));
+  }
+  sdk::Status launchRecording(sdk::Recording& r, HostStream&) override {
+    if (record_ == "stale") return sdk::failedPrecondition("cpptest was asked to call recordings stale (record=stale)");
+    for (const auto& call : static_cast<HostRecording&>(r).calls) PLUGSDK_RETURN_IF_ERROR(call());
+    return sdk::Status::ok();
   }
 
   sdk::StatusOr<std::unique_ptr<HostEvent>> createEvent(HostStream*) override { return std::make_unique<HostEvent>(); }
@@ -222,14 +271,33 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
     return e;
   }
 
+  /// Runs the kernel now, or records it (over the buffers' addresses) on a recording stream.
   sdk::Status launch(const Launch& l) override {
     const HostExecutable& e = l.executable;
     if (e.unsupported.empty() == false)
       return sdk::unimplemented("the test plugin cannot run kernel " + e.kernelName + ": " + e.unsupported);
+    std::vector<uint8_t*> bases;
+    std::vector<uint64_t> room;  // bytes from each base to its buffer's end
+    for (size_t i = 0; i < l.buffers.size(); ++i) {
+      bases.push_back(l.buffers[i]->host() + l.offsets[i]);
+      room.push_back(l.buffers[i]->bytes() - l.offsets[i]);
+    }
+    std::vector<int64_t> symbols(l.symbolValues.begin(), l.symbolValues.end());
+    if (l.stream && l.stream->recording) {
+      const HostExecutable* k = &e;
+      l.stream->recorded.push_back([k, bases, room, symbols] { return run(*k, bases, room, symbols); });
+      return sdk::Status::ok();
+    }
+    return run(e, bases, room, symbols);
+  }
+
+  static sdk::Status run(const HostExecutable& e, const std::vector<uint8_t*>& bases, const std::vector<uint64_t>& room,
+                         const std::vector<int64_t>& symbolValues) {
+    const sdk::Span<const int64_t> symbols(symbolValues.data(), symbolValues.size());
     const sdk::Span<const plugsdk_index_insn_t> pool(e.pool);
     std::vector<int64_t> sizes;
     for (const plugsdk_index_expr_t& g : e.grid) {
-      sdk::StatusOr<int64_t> n = sdk::evalIndex(pool, g, sdk::IndexEnv{{}, {}, l.symbolValues});
+      sdk::StatusOr<int64_t> n = sdk::evalIndex(pool, g, sdk::IndexEnv{{}, {}, symbols});
       if (!n.isOk()) return n.status();
       sizes.push_back(*n);
     }
@@ -238,7 +306,7 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
     std::vector<int64_t> ints(e.numValues);
     auto value = [&](int32_t v) { return ints[static_cast<size_t>(v)]; };
     for (bool more = std::all_of(sizes.begin(), sizes.end(), [](int64_t n) { return n > 0; }); more;) {
-      const sdk::IndexEnv env{point, {}, l.symbolValues};
+      const sdk::IndexEnv env{point, {}, symbols};
       for (const plugsdk_stmt_t& s : e.stmts) {
         const bool memory = s.kind == PLUGSDK_STMT_LOAD || s.kind == PLUGSDK_STMT_STORE;
         const bool indexed = memory || s.kind == PLUGSDK_STMT_INDEX;
@@ -250,12 +318,11 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
         }
         float* at = nullptr;
         if (memory) {
-          HostBuffer* b = l.buffers[static_cast<size_t>(s.arg)];
-          const uint64_t base = l.offsets[static_cast<size_t>(s.arg)];
-          if (index < 0 || base + (static_cast<uint64_t>(index) + 1) * sizeof(float) > b->bytes())
+          const auto arg = static_cast<size_t>(s.arg);
+          if (index < 0 || (static_cast<uint64_t>(index) + 1) * sizeof(float) > room[arg])
             return sdk::outOfRange("kernel " + e.kernelName + ": element " + std::to_string(index) + " of argument " +
                                    std::to_string(s.arg) + " is out of bounds");
-          at = reinterpret_cast<float*>(b->host() + base) + index;
+          at = reinterpret_cast<float*>(bases[arg]) + index;
         }
         const size_t r = static_cast<size_t>(s.result);
         switch (s.kind) {
@@ -287,6 +354,7 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
 
  private:
   std::string throw_;
+  std::string record_;             ///< option record: on, refuse, stale ("": recording_begin is UNIMPLEMENTED)
   bool asyncFailures_ = false;     ///< option async_failures=1: report ABI 1.3's async_stream_failures
   bool takesConvolution_ = false;  ///< option conv_dtypes: report prims.convolution ...
   uint32_t convDtypes_ = 0;        ///< ... of these input dtypes (0: every one) ...

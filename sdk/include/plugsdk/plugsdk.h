@@ -1,13 +1,14 @@
 /*
  * plugsdk.h -- the stable C ABI between the plugsdk core and backend plugins.
  *
- * ABI 1.8 (1.7 plus the library op PLUGSDK_LIBRARY_SDPA_BACKWARD; 1.7 is 1.6 plus
+ * ABI 1.9 (1.8 plus recordings: recording_begin, recording_end, recording_launch and
+ * recording_destroy; 1.8 is 1.7 plus the library op PLUGSDK_LIBRARY_SDPA_BACKWARD; 1.7 is 1.6 plus
  * device_info.sdpa_dtypes, sdpa_skips, sdpa_head_dim_max and sdpa_head_dim_multiple; 1.6 is 1.5 plus
  * device_info.matmul_dtypes; 1.5 is 1.4 plus device_info.split_row_reductions and split_column_reductions; 1.4 is 1.3
  * plus device_info.convolution_dtypes and convolution_skips_transposed; 1.3 is 1.2 plus
  * device_info.async_stream_failures; 1.2 is 1.1 plus stream_import and mixed-precision
- * prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 to 1.7 are frozen: copies live in
- * sdk/tests/abi_v1_0 to abi_v1_7, and a test checks that every later header keeps their
+ * prims.matmul; 1.1 is 1.0 plus buffer_import). 1.0 to 1.8 are frozen: copies live in
+ * sdk/tests/abi_v1_0 to abi_v1_8, and a test checks that every later header keeps their
  * layouts. docs/abi/reference.md documents every field;
  * docs/abi/CHANGELOG.md records each version.
  *
@@ -50,7 +51,7 @@ extern "C" {
 #endif
 
 #define PLUGSDK_ABI_VERSION_MAJOR 1
-#define PLUGSDK_ABI_VERSION_MINOR 8
+#define PLUGSDK_ABI_VERSION_MINOR 9
 
 #if defined(_WIN32)
 #define PLUGSDK_EXPORT __declspec(dllexport)
@@ -98,6 +99,7 @@ typedef struct plugsdk_client plugsdk_client_t;         /* one plugin instance; 
 typedef struct plugsdk_buffer plugsdk_buffer_t;         /* device memory; owned by the core, freed with buffer_free */
 typedef struct plugsdk_stream plugsdk_stream_t;         /* an in-order queue of work on one device */
 typedef struct plugsdk_event plugsdk_event_t;           /* a point in a stream */
+typedef struct plugsdk_recording plugsdk_recording_t;   /* work recorded from a stream, replayable (1.9) */
 typedef struct plugsdk_executable plugsdk_executable_t; /* a compiled kernel or library call */
 
 /* ---- data types (the core's DType order) ---------------------------------------------- */
@@ -625,6 +627,35 @@ typedef struct plugsdk_launch_args {
   const int64_t* symbol_values; /* in the kernel's symbols order */
 } plugsdk_launch_args_t;
 
+/* ABI 1.9. Recordings (a CUDA graph, a Level Zero command list, a list of calls): the work
+ * queued on `stream` between recording_begin and recording_end -- launches, buffer copies and
+ * fills -- is recorded instead of run. recording_end returns it as a recording, and
+ * recording_launch queues all of it on a stream of the same device as one unit, each time it
+ * is called, at a fraction of the host cost of the calls it holds.
+ *  - A recording holds what the work used as it was then: device addresses (buffer bases
+ *    plus offsets), executables and symbol values. The caller replays it only while those
+ *    buffers and executables are alive and destroys it before any executable it uses.
+ *  - While recording, the stream takes nothing but launches, copies and fills: no
+ *    synchronize, no event. A recorded call that fails returns its error as usual; the caller
+ *    still calls recording_end, which always ends the recording.
+ *  - recording_end returns UNIMPLEMENTED when the work cannot be recorded (nothing of it ran:
+ *    the caller queues it again without recording). recording_begin returns UNIMPLEMENTED
+ *    when the plugin records nothing on this stream (an option turned it off, a synchronous
+ *    stream).
+ *  - recording_launch returns FAILED_PRECONDITION, having queued nothing, when a recording
+ *    can no longer run (a resource of the plugin's that it used is gone); the caller then
+ *    destroys it and queues the work again.
+ * Optional: NULL entries (or a table shorter than PLUGSDK_API_SIZE_V1_9) and the core queues
+ * every call of every run. */
+typedef struct plugsdk_recording_args {
+  size_t struct_size;
+  void* extension;
+  plugsdk_client_t* client;
+  plugsdk_stream_t* stream;           /* begin, end, launch */
+  plugsdk_recording_t* recording;     /* launch, destroy */
+  plugsdk_recording_t* out_recording; /* end: owned by the caller, destroyed with recording_destroy */
+} plugsdk_recording_args_t;
+
 /* ---- the function table ------------------------------------------------------------------ */
 
 typedef struct plugsdk_api {
@@ -666,6 +697,11 @@ typedef struct plugsdk_api {
   /* ABI 1.2. Optional: NULL (or a shorter table) and the core waits for the caller's stream
    * instead (the caller synchronizes it before a run; the run synchronizes its own). */
   plugsdk_error_t* (*stream_import)(plugsdk_stream_import_args_t* args);
+  /* ABI 1.9. Optional (all four or none): see plugsdk_recording_args_t. */
+  plugsdk_error_t* (*recording_begin)(plugsdk_recording_args_t* args);
+  plugsdk_error_t* (*recording_end)(plugsdk_recording_args_t* args);
+  plugsdk_error_t* (*recording_launch)(plugsdk_recording_args_t* args);
+  plugsdk_error_t* (*recording_destroy)(plugsdk_recording_args_t* args);
 } plugsdk_api_t;
 
 /* The size of the table in ABI 1.0: a core accepts any table at least this large. */
@@ -675,6 +711,8 @@ typedef struct plugsdk_api {
 #define PLUGSDK_API_SIZE_V1_1 PLUGSDK_STRUCT_SIZE(plugsdk_api_t, buffer_import)
 /* The size of the table in ABI 1.2 (stream_import). */
 #define PLUGSDK_API_SIZE_V1_2 PLUGSDK_STRUCT_SIZE(plugsdk_api_t, stream_import)
+/* The size of the table in ABI 1.9 (the recording functions). */
+#define PLUGSDK_API_SIZE_V1_9 PLUGSDK_STRUCT_SIZE(plugsdk_api_t, recording_destroy)
 
 /* ---- the entry point ---------------------------------------------------------------------- */
 

@@ -140,7 +140,7 @@ class Options {
 };
 
 /// The kinds of object behind the ABI's opaque handles.
-enum class HandleKind : uint32_t { kClient = 1, kBuffer, kStream, kEvent, kExecutable };
+enum class HandleKind : uint32_t { kClient = 1, kBuffer, kStream, kEvent, kExecutable, kRecording };
 
 /// The base of every object handed to the core as an opaque handle. It records its kind and
 /// the client that made it, which the trampolines check before casting a handle back.
@@ -194,6 +194,19 @@ class Stream : public Handle {
 class Event : public Handle {
  public:
   Event() : Handle(HandleKind::kEvent) {}
+};
+
+/// Work recorded from a stream (plugsdk_recording_t, ABI 1.9). Derive your recording from it;
+/// device() is the recorded stream's, set by the layer.
+class Recording : public Handle {
+ public:
+  Recording() : Handle(HandleKind::kRecording) {}
+  uint32_t device() const { return device_; }
+
+ private:
+  template <typename B>
+  friend struct detail::Plugin;
+  uint32_t device_ = 0;
 };
 
 /// A compiled kernel, library call or subgraph (plugsdk_executable_t). The layer records
@@ -355,7 +368,7 @@ class ClientBase : public Handle {
     kept_.push_back(s);
     return kept_.back().c_str();
   }
-  std::atomic<int64_t> live_[4] = {};  // buffers, streams, events, executables
+  std::atomic<int64_t> live_[5] = {};  // buffers, streams, events, executables, recordings
   std::mutex mu_;
   std::list<std::string> kept_;
 };
@@ -387,6 +400,9 @@ class Backend : public detail::ClientBase {
   /// Set to true in your class to export compile_subgraph (the table entry is NULL otherwise,
   /// and a device reporting takesSubgraphs is then an INTERNAL error).
   static constexpr bool kTakesSubgraphs = false;
+  /// Set to true in your class to export the recording functions (ABI 1.9: beginRecording,
+  /// endRecording, launchRecording, destroyRecording); the entries are NULL otherwise.
+  static constexpr bool kRecords = false;
 
   ~Backend() override = default;
 
@@ -441,6 +457,29 @@ class Backend : public detail::ClientBase {
   virtual StatusOr<std::unique_ptr<StreamT>> importStream(uint32_t device, void* native) {
     (void)device, (void)native;
     return unimplemented("stream_import is not implemented: runs wait for the caller's stream");
+  }
+  /// recording_begin (ABI 1.9, with kRecords): what is queued on `stream` from now on is
+  /// recorded, not run, until endRecording.
+  virtual Status beginRecording(StreamT& stream) {
+    (void)stream;
+    return unimplemented("recording_begin is not implemented");
+  }
+  /// recording_end: ends the recording on `stream` (always) and returns what it holds, or
+  /// UNIMPLEMENTED when it cannot be replayed (nothing of it ran).
+  virtual StatusOr<std::unique_ptr<Recording>> endRecording(StreamT& stream) {
+    (void)stream;
+    return unimplemented("recording_end is not implemented");
+  }
+  /// recording_launch: queues the recorded work on `stream` (FAILED_PRECONDITION, nothing
+  /// queued: it can no longer run).
+  virtual Status launchRecording(Recording& recording, StreamT& stream) {
+    (void)recording, (void)stream;
+    return unimplemented("recording_launch is not implemented");
+  }
+  /// recording_destroy: the recording is gone after this whatever it returns.
+  virtual Status destroyRecording(std::unique_ptr<Recording> recording) {
+    (void)recording;
+    return Status::ok();
   }
   /// stream_destroy: the stream is gone after this whatever it returns.
   virtual Status destroyStream(std::unique_ptr<StreamT> stream) {
@@ -566,7 +605,7 @@ struct Plugin {
   using Copy = typename Backend<BufferT, StreamT, EventT, ExecutableT>::Copy;
   using Fill = typename Backend<BufferT, StreamT, EventT, ExecutableT>::Fill;
   using Launch = typename Backend<BufferT, StreamT, EventT, ExecutableT>::Launch;
-  enum Live { kBuffers, kStreams, kEvents, kExecutables };
+  enum Live { kBuffers, kStreams, kEvents, kExecutables, kRecordings };
 
   /// Runs `body` with the common checks (args present and large enough) and converts its
   /// Status -- and any exception -- into an error. Nothing escapes.
@@ -636,6 +675,7 @@ struct Plugin {
       case HandleKind::kStream: return "stream";
       case HandleKind::kEvent: return "event";
       case HandleKind::kExecutable: return "executable";
+      case HandleKind::kRecording: return "recording";
     }
     return "?";
   }
@@ -703,11 +743,13 @@ struct Plugin {
     return guarded(fn, a, PLUGSDK_SIZE_THROUGH(plugsdk_client_destroy_args_t, client), [&]() -> Status {
       B* b = nullptr;
       PLUGSDK_RETURN_IF_ERROR(client(fn, a->client, &b));
-      const int64_t n[4] = {b->live_[0].load(), b->live_[1].load(), b->live_[2].load(), b->live_[3].load()};
-      if (n[0] || n[1] || n[2] || n[3])
+      const int64_t n[5] = {b->live_[0].load(), b->live_[1].load(), b->live_[2].load(), b->live_[3].load(),
+                            b->live_[4].load()};
+      if (n[0] || n[1] || n[2] || n[3] || n[4])
         return failedPrecondition(std::string(fn) + ": the client still has " + std::to_string(n[0]) + " buffers, " +
-                                  std::to_string(n[1]) + " streams, " + std::to_string(n[2]) + " events and " +
-                                  std::to_string(n[3]) + " executables; destroy them first (it was not destroyed)");
+                                  std::to_string(n[1]) + " streams, " + std::to_string(n[2]) + " events, " +
+                                  std::to_string(n[3]) + " executables and " + std::to_string(n[4]) +
+                                  " recordings; destroy them first (it was not destroyed)");
       delete b;
       return Status::ok();
     });
@@ -909,6 +951,62 @@ struct Plugin {
       static_cast<Stream&>(**made).device_ = a->device;
       a->out_stream = toC<plugsdk_stream_t>(made->release());
       return Status::ok();
+    });
+  }
+
+  /// recording_begin / _end / _launch / _destroy (ABI 1.9) share one args struct.
+  static plugsdk_error_t* recordingBegin(plugsdk_recording_args_t* a) noexcept {
+    constexpr const char* fn = "recording_begin";
+    return guarded(fn, a, PLUGSDK_SIZE_THROUGH(plugsdk_recording_args_t, out_recording), [&]() -> Status {
+      B* b = nullptr;
+      StreamT* s = nullptr;
+      PLUGSDK_RETURN_IF_ERROR(client(fn, a->client, &b));
+      PLUGSDK_RETURN_IF_ERROR(stream(fn, a->stream, b, &s));
+      return b->beginRecording(*s);
+    });
+  }
+
+  static plugsdk_error_t* recordingEnd(plugsdk_recording_args_t* a) noexcept {
+    constexpr const char* fn = "recording_end";
+    return guarded(fn, a, PLUGSDK_SIZE_THROUGH(plugsdk_recording_args_t, out_recording), [&]() -> Status {
+      B* b = nullptr;
+      StreamT* s = nullptr;
+      PLUGSDK_RETURN_IF_ERROR(client(fn, a->client, &b));
+      PLUGSDK_RETURN_IF_ERROR(stream(fn, a->stream, b, &s));
+      StatusOr<std::unique_ptr<Recording>> made = b->endRecording(*s);
+      PLUGSDK_RETURN_IF_ERROR(adopt(fn, *b, made, kRecordings));
+      static_cast<Recording&>(**made).device_ = static_cast<const Stream&>(*s).device();
+      a->out_recording = toC<plugsdk_recording_t>(made->release());
+      return Status::ok();
+    });
+  }
+
+  static plugsdk_error_t* recordingLaunch(plugsdk_recording_args_t* a) noexcept {
+    constexpr const char* fn = "recording_launch";
+    return guarded(fn, a, PLUGSDK_SIZE_THROUGH(plugsdk_recording_args_t, out_recording), [&]() -> Status {
+      B* b = nullptr;
+      StreamT* s = nullptr;
+      Recording* r = nullptr;
+      PLUGSDK_RETURN_IF_ERROR(client(fn, a->client, &b));
+      PLUGSDK_RETURN_IF_ERROR(stream(fn, a->stream, b, &s));
+      PLUGSDK_RETURN_IF_ERROR(handle<Recording>(fn, "recording", a->recording, HandleKind::kRecording, b, &r));
+      const uint32_t device = static_cast<const Stream&>(*s).device();
+      if (r->device() != device)
+        return argError(fn, "the recording is of device " + std::to_string(r->device()) + ", the stream of device " +
+                                std::to_string(device));
+      return b->launchRecording(*r, *s);
+    });
+  }
+
+  static plugsdk_error_t* recordingDestroy(plugsdk_recording_args_t* a) noexcept {
+    constexpr const char* fn = "recording_destroy";
+    return guarded(fn, a, PLUGSDK_SIZE_THROUGH(plugsdk_recording_args_t, out_recording), [&]() -> Status {
+      B* b = nullptr;
+      Recording* r = nullptr;
+      PLUGSDK_RETURN_IF_ERROR(client(fn, a->client, &b));
+      PLUGSDK_RETURN_IF_ERROR(handle<Recording>(fn, "recording", a->recording, HandleKind::kRecording, b, &r));
+      b->live_[kRecordings].fetch_sub(1);
+      return b->destroyRecording(std::unique_ptr<Recording>(r));
     });
   }
 
@@ -1186,6 +1284,10 @@ struct Plugin {
     t.compile_subgraph = B::kTakesSubgraphs ? &compileSubgraph : nullptr;
     t.buffer_import = &bufferImport;
     t.stream_import = &streamImport;
+    t.recording_begin = B::kRecords ? &recordingBegin : nullptr;
+    t.recording_end = B::kRecords ? &recordingEnd : nullptr;
+    t.recording_launch = B::kRecords ? &recordingLaunch : nullptr;
+    t.recording_destroy = B::kRecords ? &recordingDestroy : nullptr;
     return t;
   }
 
