@@ -54,6 +54,8 @@ def run_program_timed(program, ins, outs, in_strides=None):
     phases["kernels"] += d["kernels"]
     phases["library calls"] += d["library_calls"]
     phases["runs that waited"] += d["waited"]
+    phases["runs replayed from a recording"] += d.get("replayed", 0)
+    phases["runs recorded"] += d.get("recorded", 0)
     phases["tensors copied"] += d["copied"]
     return d["imported"], d["copied"]
 

@@ -22,6 +22,7 @@
 #include "backends/cuda/library/matmul.h"
 #include "backends/cuda/library/sdpa.h"
 #include "backends/cuda/runtime/device.h"
+#include "backends/cuda/runtime/graph_recording.h"
 #include "backends/cuda/runtime/kernel_status.h"
 #include "backends/cuda/runtime/module.h"
 #include "plugsdk/plugsdk.hpp"
@@ -56,6 +57,9 @@ struct CudaStream : sdk::Stream {
   /// one's name, which a fault found at the synchronize (an illegal address) is reported with.
   uint64_t queued = 0;
   const CudaExecutable* last = nullptr;  ///< alive at the synchronize (the core destroys nothing queued work uses)
+  /// While recording (ABI 1.9): the stream's own handle; `stream` is then the device's
+  /// capture stream, so everything queued on this object is captured.
+  cuda::CUstream recordingOf = nullptr;
   ~CudaStream() override {
     if (stream && owned) {
       cuda::ContextGuard g(*api, context);
@@ -72,6 +76,13 @@ struct CudaEvent : sdk::Event {
   }
 };
 
+/// Work recorded from a stream (ABI 1.9): a CUDA graph, and what it queues for messages.
+struct CudaRecording : sdk::Recording {
+  std::unique_ptr<cuda::GraphRecording> graph;
+  uint64_t launches = 0;
+  const CudaExecutable* last = nullptr;
+};
+
 struct CudaExecutable : sdk::Executable {
   std::unique_ptr<cuda::LoadedKernel> kernel;      ///< a compiled kernel, or
   std::unique_ptr<cuda::MatmulExecutable> matmul;  ///< prims.matmul (library/matmul.h), or
@@ -86,6 +97,8 @@ struct CudaExecutable : sdk::Executable {
 
 class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaExecutable> {
  public:
+  static constexpr bool kRecords = true;
+
   /// Options (README.md): driver=LIBRARY (default libcuda.so.1; tests point it elsewhere to
   /// see the no-driver path), libdevice=PATH (default: findLibdevice), dump=DIR (each
   /// kernel's .kir, .ll and .ptx), opt=2|3, fault=llvm|address (tests: malformed IR on
@@ -99,15 +112,21 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   /// codegen/ptx_cache.h; default: defaultCacheDir("cuda")), epilogue=native|kernel|off (fused
   /// epilogues on prims.matmul: inside cuBLASLt where it computes them, else as their own
   /// kernel; kernel: always their own kernel; off: none taken. Default: $PLUGSDK_CUDA_EPILOGUE,
-  /// else native).
+  /// else native), record=on|off (ABI 1.9 recordings as CUDA graphs; default:
+  /// $PLUGSDK_CUDA_RECORD, else on).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "driver" && key != "libdevice" && key != "dump" && key != "opt" && key != "fault" && key != "split" &&
           key != "lanes" && key != "minblocks" && key != "cublaslt" && key != "cudnn" && key != "cache_dir" &&
-          key != "epilogue")
+          key != "epilogue" && key != "record")
         return sdk::invalidArgument("unknown option '" + key +
                                     "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes, "
-                                    "minblocks, cublaslt, cudnn, cache_dir, epilogue)");
+                                    "minblocks, cublaslt, cudnn, cache_dir, epilogue, record)");
+    const char* recordEnv = std::getenv("PLUGSDK_CUDA_RECORD");
+    const std::string record = options.get("record", recordEnv && *recordEnv ? recordEnv : "on");
+    if (record != "on" && record != "off")
+      return sdk::invalidArgument("option record (or $PLUGSDK_CUDA_RECORD): '" + record + "' is not on or off");
+    record_ = record == "on";
     const char* epilogueEnv = std::getenv("PLUGSDK_CUDA_EPILOGUE");
     epilogue_ = options.get("epilogue", epilogueEnv && *epilogueEnv ? epilogueEnv : "native");
     if (epilogue_ != "native" && epilogue_ != "kernel" && epilogue_ != "off")
@@ -199,6 +218,11 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   ~CudaBackend() override {
     lt_.clear();
     dnn_.clear();
+    for (size_t d = 0; d < captureStreams_.size(); ++d)
+      if (captureStreams_[d]) {
+        cuda::ContextGuard g(*api_, devices_[d].context);
+        api_->streamDestroy(captureStreams_[d]);
+      }
     for (size_t d = 0; d < status_.size(); ++d) {
       cuda::ContextGuard g(*api_, devices_[d].context);
       status_[d].reset();
@@ -393,6 +417,52 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     return status_[s.device]->collect(s.stream);
   }
 
+  /// Recordings (graph_recording.h): the stream object's handle is swapped for the device's
+  /// capture stream until endRecording, so launches, copies and fills on it are captured.
+  sdk::Status beginRecording(CudaStream& s) override {
+    if (!record_) return sdk::unimplemented("recording is off (option record=off)");
+    if (s.recordingOf) return sdk::failedPrecondition("recording_begin: the stream is recording already");
+    cuda::ContextGuard g(*api_, s.context);
+    sdk::Status st = cuda::notCaptured(*api_, s.stream);
+    if (!st.isOk()) return st;
+    captureStreams_.resize(devices_.size(), nullptr);
+    cuda::CUstream& capture = captureStreams_[s.device];
+    if (!capture) {
+      st = api_->check(api_->streamCreate(&capture, cuda::kStreamNonBlocking), "cuStreamCreate (the capture stream)");
+      if (!st.isOk()) return st;
+    }
+    st = cuda::beginCapture(*api_, capture);
+    if (!st.isOk()) return st;
+    s.recordingOf = s.stream;
+    s.stream = capture;
+    recordedFrom_ = s.queued;
+    return sdk::Status::ok();
+  }
+  sdk::StatusOr<std::unique_ptr<sdk::Recording>> endRecording(CudaStream& s) override {
+    if (!s.recordingOf) return sdk::failedPrecondition("recording_end: the stream is not recording");
+    cuda::ContextGuard g(*api_, s.context);
+    sdk::StatusOr<std::unique_ptr<cuda::GraphRecording>> graph = cuda::endCapture(*api_, s.context, s.stream);
+    s.stream = s.recordingOf;
+    s.recordingOf = nullptr;
+    const uint64_t launches = s.queued - recordedFrom_;
+    s.queued = recordedFrom_;  // nothing of it ran
+    if (!graph.isOk()) return graph.status();
+    auto r = std::make_unique<CudaRecording>();
+    r->graph = std::move(*graph);
+    r->launches = launches;
+    r->last = s.last;
+    return std::unique_ptr<sdk::Recording>(std::move(r));
+  }
+  sdk::Status launchRecording(sdk::Recording& recording, CudaStream& s) override {
+    const auto& r = static_cast<const CudaRecording&>(recording);
+    cuda::ContextGuard g(*api_, s.context);
+    sdk::Status st = r.graph->launch(s.stream);
+    if (!st.isOk()) return st;
+    s.queued += r.launches;
+    s.last = r.last;
+    return sdk::Status::ok();
+  }
+
   sdk::StatusOr<std::unique_ptr<CudaEvent>> createEvent(CudaStream* stream) override {
     auto e = std::make_unique<CudaEvent>();
     e->api = api_.get();
@@ -559,6 +629,9 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   std::unique_ptr<cuda::PtxCache> ptxCache_;
   std::string dumpDir_;
   bool splitReductions_ = true;
+  bool record_ = true;                          ///< option record
+  std::vector<cuda::CUstream> captureStreams_;  ///< per device, made on first recording
+  uint64_t recordedFrom_ = 0;                   ///< the recording stream's `queued` at recording_begin
 };
 
 }  // namespace

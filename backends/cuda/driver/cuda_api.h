@@ -22,6 +22,9 @@ using CUmodule = struct CUmod_st*;
 using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUevent = struct CUevent_st*;
+using CUgraph = struct CUgraph_st*;
+using CUgraphExec = struct CUgraphExec_st*;
+using CUgraphNode = struct CUgraphNode_st*;
 
 constexpr CUresult CUDA_SUCCESS = 0;
 constexpr CUresult CUDA_ERROR_OUT_OF_MEMORY = 2;
@@ -66,6 +69,7 @@ struct Memcpy2D {
 constexpr int kMemoryTypeDevice = 2;  ///< CU_MEMORYTYPE_DEVICE
 
 constexpr unsigned kStreamNonBlocking = 1;   ///< CU_STREAM_NON_BLOCKING
+constexpr int kCaptureModeThreadLocal = 1;   ///< CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 constexpr unsigned kEventDisableTiming = 2;  ///< CU_EVENT_DISABLE_TIMING
 
 // Each entry: member name, the driver's exported symbol (versioned where cuda.h maps the
@@ -98,6 +102,14 @@ constexpr unsigned kEventDisableTiming = 2;  ///< CU_EVENT_DISABLE_TIMING
   X(streamDestroy, "cuStreamDestroy_v2", CUresult(CUstream))                                                     \
   X(streamSynchronize, "cuStreamSynchronize", CUresult(CUstream))                                                \
   X(streamWaitEvent, "cuStreamWaitEvent", CUresult(CUstream, CUevent, unsigned))                                 \
+  X(streamBeginCapture, "cuStreamBeginCapture_v2", CUresult(CUstream, int))                                      \
+  X(streamEndCapture, "cuStreamEndCapture", CUresult(CUstream, CUgraph*))                                        \
+  X(streamIsCapturing, "cuStreamIsCapturing", CUresult(CUstream, int*))                                          \
+  X(graphInstantiate, "cuGraphInstantiateWithFlags", CUresult(CUgraphExec*, CUgraph, unsigned long long))        \
+  X(graphGetNodes, "cuGraphGetNodes", CUresult(CUgraph, CUgraphNode*, size_t*))                                  \
+  X(graphLaunch, "cuGraphLaunch", CUresult(CUgraphExec, CUstream))                                               \
+  X(graphExecDestroy, "cuGraphExecDestroy", CUresult(CUgraphExec))                                               \
+  X(graphDestroy, "cuGraphDestroy", CUresult(CUgraph))                                                           \
   X(eventCreate, "cuEventCreate", CUresult(CUevent*, unsigned))                                                  \
   X(eventDestroy, "cuEventDestroy_v2", CUresult(CUevent))                                                        \
   X(eventRecord, "cuEventRecord", CUresult(CUevent, CUstream))                                                   \
