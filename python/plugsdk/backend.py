@@ -49,7 +49,7 @@ from typing import Any, Dict, List, Optional
 
 import torch
 
-from . import decompositions, fx_import, runtime, training
+from . import attention_rewrite, decompositions, fx_import, runtime, training
 
 log = logging.getLogger("plugsdk")
 _level = os.environ.get("PLUGSDK_LOG", "").lower()
@@ -382,6 +382,7 @@ def plugsdk_backend(gm: torch.fx.GraphModule, example_inputs, mode: Optional[str
     from torch._functorch.aot_autograd import aot_module_simplified
 
     opts = _options(dict(options or {}, **({"mode": mode} if mode else {})))
+    attention_rewrite.rewrite(gm)  # attention as one op, never torch's f32 math path
     counter = {"n": 0}
     train = (opts["autograd"] == "core" and torch.is_grad_enabled()
              and any(isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs))
