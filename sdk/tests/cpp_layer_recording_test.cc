@@ -177,8 +177,10 @@ TEST(Recording, APluginThatRecordsNothingHereRunsEveryCall) {
   EXPECT_EQ(dp->recordingOff(), "");  // not refused: the plugin just did not record this stream
 }
 
-TEST(Recording, ARefusedRecordingStopsRecordingTheProgramAndTheWorkRunsAnyway) {
-  auto dev = open(PLUGSDK_SDK_TEST_PLUGIN_DIR, "cpptest", "record=refuse");
+/// Three runs on a device whose recordings fail (`options`): each run's results are right,
+/// none recorded or replayed, and the program's recordingOff() names the reason.
+void expectEveryRunRight(const char* options, const char* reason) {
+  auto dev = open(PLUGSDK_SDK_TEST_PLUGIN_DIR, "cpptest", options);
   ASSERT_TRUE(dev);
   auto ctx = ir::makeDefaultContext();
   auto dp = program(*dev, *ctx);
@@ -190,28 +192,43 @@ TEST(Recording, ARefusedRecordingStopsRecordingTheProgramAndTheWorkRunsAnyway) {
     std::fill(y.begin(), y.end(), 0.0f);
     Outcome r = run(*dp, x, y, z, &stream);
     EXPECT_FALSE(r.st.recorded || r.st.replayed);
-    EXPECT_EQ(r.y, twice(x)) << "run " << i;  // the refused recording's work was queued again
+    EXPECT_EQ(r.y, twice(x)) << "run " << i;  // the failed recording's work was queued again
     EXPECT_EQ(r.z, squared(x)) << "run " << i;
   }
-  EXPECT_NE(dp->recordingOff().find("record=refuse"), std::string::npos) << dp->recordingOff();
+  EXPECT_NE(dp->recordingOff().find(reason), std::string::npos) << dp->recordingOff();
 }
 
-TEST(Recording, AStaleRecordingIsDroppedAndTheWorkRunsAnyway) {
-  auto dev = open(PLUGSDK_SDK_TEST_PLUGIN_DIR, "cpptest", "record=stale");
+TEST(Recording, ARefusedRecordingStopsRecordingTheProgramAndTheWorkRunsAnyway) {
+  expectEveryRunRight("record=refuse", "record=refuse");
+}
+
+TEST(Recording, AFreshRecordingThatCannotLaunchStopsRecordingAndTheWorkRunsAnyway) {
+  expectEveryRunRight("record=stale", "record=stale");
+}
+
+// A kept recording that later cannot run is dropped: that run queues the work, the program
+// keeps recording, and the key gets a fresh recording.
+TEST(Recording, AKeptRecordingThatExpiresIsDroppedAndRecordedAgain) {
+  auto dev = open(PLUGSDK_SDK_TEST_PLUGIN_DIR, "cpptest", "record=expire");
   ASSERT_TRUE(dev);
   auto ctx = ir::makeDefaultContext();
   auto dp = program(*dev, *ctx);
   ASSERT_TRUE(dp);
   std::vector<float> x = {1, 2, 3, 4}, y(4), z(4);
   int stream = 0;
-  for (int i = 0; i < 3; ++i) {
-    x[2] = static_cast<float>(10 + i);
+  // run 2 records; from run 3 on the kept one expires, is dropped, and the run records anew
+  const bool recorded[] = {false, true, true, true};
+  for (int i = 0; i < 4; ++i) {
+    x[0] = static_cast<float>(7 * i);
     std::fill(y.begin(), y.end(), 0.0f);
     Outcome r = run(*dp, x, y, z, &stream);
-    EXPECT_FALSE(r.st.recorded || r.st.replayed);
     EXPECT_EQ(r.y, twice(x)) << "run " << i;
+    EXPECT_EQ(r.st.recorded, recorded[i]) << "run " << i;
+    EXPECT_FALSE(r.st.replayed) << "run " << i;
   }
-  EXPECT_NE(dp->recordingOff().find("stale"), std::string::npos) << dp->recordingOff();
+  EXPECT_EQ(dp->recordingOff(), "");
+  EXPECT_EQ(dp->recordingCounts().recorded, 3u);
+  EXPECT_EQ(dp->recordingCounts().kept, 1u);
 }
 
 TEST(Recording, TheTrampolinesCheckTheirArgs) {

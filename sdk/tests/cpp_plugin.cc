@@ -12,10 +12,10 @@
 // split_column_reductions (a decimal count; anything else fails client_create).
 // "matmul_dtypes=f32" reports prims.matmul in library_ops with ABI 1.6's matmul_dtypes (those
 // operand dtypes; "all": every one).
-// "record=on|refuse|stale" records streams (ABI 1.9) as lists of calls over raw host
+// "record=on|refuse|stale|expire" records streams (ABI 1.9) as lists of calls over raw host
 // pointers: on replays them; refuse makes recording_end answer UNIMPLEMENTED; stale makes
-// recording_launch answer FAILED_PRECONDITION. Without the option recording_begin answers
-// UNIMPLEMENTED.
+// recording_launch answer FAILED_PRECONDITION; expire does so from a recording's second
+// launch on. Without the option recording_begin answers UNIMPLEMENTED.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -48,6 +48,7 @@ struct HostStream : sdk::Stream {
 
 struct HostRecording : sdk::Recording {
   RecordedCalls calls;
+  int launches = 0;
 };
 
 struct HostEvent : sdk::Event {
@@ -121,8 +122,8 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
   sdk::Status initialize(const sdk::Options& options) override {
     throw_ = options.get("throw");
     record_ = options.get("record");
-    if (!record_.empty() && record_ != "on" && record_ != "refuse" && record_ != "stale")
-      return sdk::invalidArgument("record: '" + record_ + "' is not on, refuse or stale");
+    if (!record_.empty() && record_ != "on" && record_ != "refuse" && record_ != "stale" && record_ != "expire")
+      return sdk::invalidArgument("record: '" + record_ + "' is not on, refuse, stale or expire");
     asyncFailures_ = options.get("async_failures") == "1";
     const std::string conv = options.get("conv_dtypes");
     if (!conv.empty()) {
@@ -236,9 +237,12 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
     if (record_ == "refuse") return sdk::unimplemented("cpptest was asked to refuse recordings (record=refuse)");
     return std::unique_ptr<sdk::Recording>(std::move(r));
   }
-  sdk::Status launchRecording(sdk::Recording& r, HostStream&) override {
-    if (record_ == "stale") return sdk::failedPrecondition("cpptest was asked to call recordings stale (record=stale)");
-    for (const auto& call : static_cast<HostRecording&>(r).calls) PLUGSDK_RETURN_IF_ERROR(call());
+  sdk::Status launchRecording(sdk::Recording& recording, HostStream&) override {
+    auto& r = static_cast<HostRecording&>(recording);
+    if (record_ == "stale" || (record_ == "expire" && r.launches > 0))
+      return sdk::failedPrecondition("cpptest was asked to call recordings stale (record=" + record_ + ")");
+    ++r.launches;
+    for (const auto& call : r.calls) PLUGSDK_RETURN_IF_ERROR(call());
     return sdk::Status::ok();
   }
 
@@ -354,7 +358,7 @@ class CppTestBackend : public sdk::Backend<HostBuffer, HostStream, HostEvent, Ho
 
  private:
   std::string throw_;
-  std::string record_;             ///< option record: on, refuse, stale ("": recording_begin is UNIMPLEMENTED)
+  std::string record_;             ///< option record: on, refuse, stale, expire ("": recording_begin is UNIMPLEMENTED)
   bool asyncFailures_ = false;     ///< option async_failures=1: report ABI 1.3's async_stream_failures
   bool takesConvolution_ = false;  ///< option conv_dtypes: report prims.convolution ...
   uint32_t convDtypes_ = 0;        ///< ... of these input dtypes (0: every one) ...

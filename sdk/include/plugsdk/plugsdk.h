@@ -645,6 +645,9 @@ typedef struct plugsdk_launch_args {
  *  - recording_launch returns FAILED_PRECONDITION, having queued nothing, when a recording
  *    can no longer run (a resource of the plugin's that it used is gone); the caller then
  *    destroys it and queues the work again.
+ *  - recording_destroy may come while launches of the recording are still queued (the one
+ *    exception to "the core synchronizes before destroying"): the plugin frees it once they
+ *    complete, as cuGraphExecDestroy does.
  * Optional: NULL entries (or a table shorter than PLUGSDK_API_SIZE_V1_9) and the core queues
  * every call of every run. */
 typedef struct plugsdk_recording_args {
