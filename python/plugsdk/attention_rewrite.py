@@ -34,9 +34,11 @@ def _autocast(tensors, device: str):
     return [t.to(dt) if t is not None and t.is_floating_point() else t for t in tensors]
 
 
-def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, **kwargs):
-    """scaled_dot_product_attention as the core's attention op while traced, torch's otherwise."""
-    if is_fake(query) and not dropout_p and not kwargs.get("enable_gqa", False):
+def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False,
+              **kwargs):
+    """scaled_dot_product_attention as the core's attention op while traced, torch's otherwise
+    (F.scaled_dot_product_attention's parameters, in its order)."""
+    if is_fake(query) and not dropout_p and not enable_gqa and not kwargs:
         args = _autocast([query, key, value, attn_mask], query.device.type)
         if args is not None:
             q, k, v, m = args
@@ -45,6 +47,8 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
                 m = torch.zeros_like(m, dtype=q.dtype).masked_fill(m.logical_not(), float("-inf"))
             return aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.0, is_causal, attn_mask=m,
                                                                      scale=scale)[0]
+    if enable_gqa:
+        kwargs["enable_gqa"] = enable_gqa
     return F.scaled_dot_product_attention(query, key, value, attn_mask=attn_mask, dropout_p=dropout_p,
                                           is_causal=is_causal, scale=scale, **kwargs)
 
@@ -61,7 +65,8 @@ def rewrite(gm: torch.fx.GraphModule) -> int:
         if node.op != "call_function" or node.target not in _TARGETS:
             continue
         dropout = _constant(node, 4, "dropout_p", 0.0)
-        if not isinstance(dropout, (int, float)) or dropout or node.kwargs.get("enable_gqa", False):
+        gqa = _constant(node, 7, "enable_gqa", False)
+        if not isinstance(dropout, (int, float)) or dropout or gqa is not False:
             continue
         node.target = attention
         n += 1

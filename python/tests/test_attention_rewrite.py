@@ -35,6 +35,16 @@ def test_calls_without_dropout_are_rewritten():
     assert ar.rewrite(gm) == 0  # dropout's randomness stays torch's
 
 
+class Gqa(torch.nn.Module):
+    def forward(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, enable_gqa=True)
+
+
+def test_grouped_query_heads_stay_torchs():
+    gm = torch.fx.symbolic_trace(Gqa())
+    assert ar.rewrite(gm) == 0
+
+
 def test_real_tensors_still_run_torchs_op():
     q, k, v, m = _qkvm()
     got = ar.attention(q, k, v, attn_mask=m)
