@@ -112,16 +112,18 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   /// codegen/ptx_cache.h; default: defaultCacheDir("cuda")), epilogue=native|kernel|off (fused
   /// epilogues on prims.matmul: inside cuBLASLt where it computes them, else as their own
   /// kernel; kernel: always their own kernel; off: none taken. Default: $PLUGSDK_CUDA_EPILOGUE,
-  /// else native), record=on|off (ABI 1.9 recordings as CUDA graphs; default:
+  /// else native), conv_epilogue=on|off (fused epilogues on prims.convolution, as their own
+  /// kernel after cuDNN's; default: $PLUGSDK_CUDA_CONV_EPILOGUE, else on; none with
+  /// epilogue=off), record=on|off (ABI 1.9 recordings as CUDA graphs; default:
   /// $PLUGSDK_CUDA_RECORD, else on).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "driver" && key != "libdevice" && key != "dump" && key != "opt" && key != "fault" && key != "split" &&
           key != "lanes" && key != "minblocks" && key != "cublaslt" && key != "cudnn" && key != "cache_dir" &&
-          key != "epilogue" && key != "record")
+          key != "epilogue" && key != "conv_epilogue" && key != "record")
         return sdk::invalidArgument("unknown option '" + key +
                                     "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes, "
-                                    "minblocks, cublaslt, cudnn, cache_dir, epilogue, record)");
+                                    "minblocks, cublaslt, cudnn, cache_dir, epilogue, conv_epilogue, record)");
     const char* recordEnv = std::getenv("PLUGSDK_CUDA_RECORD");
     const std::string record = options.get("record", recordEnv && *recordEnv ? recordEnv : "on");
     if (record != "on" && record != "off")
@@ -132,6 +134,12 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     if (epilogue_ != "native" && epilogue_ != "kernel" && epilogue_ != "off")
       return sdk::invalidArgument("option epilogue (or $PLUGSDK_CUDA_EPILOGUE): '" + epilogue_ +
                                   "' is not native, kernel or off");
+    const char* convEnv = std::getenv("PLUGSDK_CUDA_CONV_EPILOGUE");
+    const std::string convEpilogue = options.get("conv_epilogue", convEnv && *convEnv ? convEnv : "on");
+    if (convEpilogue != "on" && convEpilogue != "off")
+      return sdk::invalidArgument("option conv_epilogue (or $PLUGSDK_CUDA_CONV_EPILOGUE): '" + convEpilogue +
+                                  "' is not on or off");
+    convEpilogue_ = convEpilogue == "on" && epilogue_ != "off";
     const std::string split = options.get("split", "on");
     if (split != "on" && split != "off") return sdk::invalidArgument("option split: '" + split + "' is not on or off");
     splitReductions_ = split == "on";
@@ -274,6 +282,8 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     // Fused epilogues on matmuls (library/matmul.h): cuBLASLt's own (bias, relu, the tanh
     // GELU, a residual) inside the GEMM, any other as its own kernel after it.
     if (epilogue_ != "off") d.epilogueOps = PLUGSDK_LIBRARY_MATMUL;
+    // ... and on convolutions, as their own kernel after cuDNN's (library/conv.h).
+    if (convEpilogue_ && (d.libraryOps & PLUGSDK_LIBRARY_CONVOLUTION)) d.epilogueOps |= PLUGSDK_LIBRARY_CONVOLUTION;
     d.maxKernelStmts = 0;
     d.fusesHorizontal = true;
     d.fusesReductionEpilogue = true;
@@ -502,9 +512,14 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
           "the cuda plugin implements prims.matmul, prims.convolution, prims.sdpa and prims.sdpa_backward only "
           "(library op " +
           std::to_string(c.op) + ")");
-    if (c.epilogue && (c.op != PLUGSDK_LIBRARY_MATMUL || epilogue_ == "off"))
-      return sdk::unimplemented("the cuda plugin takes a fused epilogue on prims.matmul only" +
-                                std::string(epilogue_ == "off" ? " (and none with option epilogue=off)" : ""));
+    if (c.epilogue && epilogue_ == "off")
+      return sdk::unimplemented("the cuda plugin takes no fused epilogue with option epilogue=off");
+    if (c.epilogue && c.op == PLUGSDK_LIBRARY_CONVOLUTION && !convEpilogue_)
+      return sdk::unimplemented(
+          "the cuda plugin takes no fused epilogue on prims.convolution with option "
+          "conv_epilogue=off");
+    if (c.epilogue && c.op != PLUGSDK_LIBRARY_MATMUL && c.op != PLUGSDK_LIBRARY_CONVOLUTION)
+      return sdk::unimplemented("the cuda plugin takes a fused epilogue on prims.matmul and prims.convolution only");
     const uint32_t device = c.device;
     if (c.op == PLUGSDK_LIBRARY_SDPA || c.op == PLUGSDK_LIBRARY_SDPA_BACKWARD) {
       sdk::StatusOr<std::unique_ptr<cuda::SdpaExecutable>> a = cuda::SdpaExecutable::create(c, dnn_[device].get());
@@ -516,7 +531,9 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
       return e;
     }
     if (c.op == PLUGSDK_LIBRARY_CONVOLUTION) {
-      sdk::StatusOr<std::unique_ptr<cuda::ConvExecutable>> conv = cuda::ConvExecutable::create(c, dnn_[device].get());
+      sdk::StatusOr<std::unique_ptr<cuda::ConvExecutable>> conv = cuda::ConvExecutable::create(
+          c, dnn_[device].get(), [this, device](const sdk::KernelView& k) { return loadedKernel(device, k, nullptr); },
+          epilogue_ == "native");
       if (!conv.isOk()) return conv.status();
       auto e = std::make_unique<CudaExecutable>();
       e->setLog((*conv)->log());
@@ -557,7 +574,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
     if (e.matmul) {
       st = e.matmul->launch(args.data(), args.size(), symbols, s);
     } else if (e.conv) {
-      st = e.conv->launch(args.data(), symbols, s);
+      st = e.conv->launch(args.data(), args.size(), symbols, s);
     } else if (e.sdpa) {
       st = e.sdpa->launch(args.data(), args.size(), symbols, s);
     } else {
@@ -579,6 +596,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   /// the driver's legacy NULL stream would not wait for them.)
   bool faultAddress_ = false;        ///< option fault=address (tests: an illegal address on purpose)
   std::string epilogue_ = "native";  ///< option epilogue
+  bool convEpilogue_ = true;         ///< option conv_epilogue (and epilogue not off)
 
   sdk::Status drain(const std::string& what) { return api_->check(api_->ctxSynchronize(), what); }
 

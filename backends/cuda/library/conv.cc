@@ -46,6 +46,7 @@ DnnDevice::~DnnDevice() {
   if (!api) return;
   ContextGuard g(*api, context);
   scratch.release(*api);
+  accumulators.release(*api);
   if (handle) dnn->destroy(handle);
 }
 
@@ -71,7 +72,9 @@ struct ConvExecutable::Prepared {
 
 ConvExecutable::~ConvExecutable() = default;
 
-sdk::StatusOr<std::unique_ptr<ConvExecutable>> ConvExecutable::create(const sdk::LibraryCall& c, DnnDevice* dnn) {
+sdk::StatusOr<std::unique_ptr<ConvExecutable>> ConvExecutable::create(const sdk::LibraryCall& c, DnnDevice* dnn,
+                                                                      const CompileKernel& compile,
+                                                                      bool nativeEpilogues) {
   if (!dnn->dnn) return sdk::failedPrecondition("prims.convolution: no cuDNN on this machine");
   sdk::StatusOr<ConvCall> call = ConvCall::from(c);
   if (!call.isOk()) return call.status();
@@ -79,15 +82,35 @@ sdk::StatusOr<std::unique_ptr<ConvExecutable>> ConvExecutable::create(const sdk:
   e->call_ = std::move(*call);
   e->dnn_ = dnn;
   e->log_ = "prims.convolution: cuDNN " + std::to_string(dnn->dnn->getVersion()) + " (" + dnn->dnn->path + ")";
+  if (c.epilogue) {
+    sdk::StatusOr<std::unique_ptr<EpilogueKernel>> k = EpilogueKernel::create(*c.epilogue, c.symbols.size(), compile);
+    if (!k.isOk()) return k.status().withContext("prims.convolution");
+    if ((*k)->accumulatorDtype() != e->call_.out.dtype)
+      return sdk::invalidArgument("prims.convolution: the epilogue's accumulator is not of the result's dtype");
+    e->epilogue_ = std::move(*k);
+    // The result goes to the accumulator temporary, row-major as the ABI lays it out.
+    makeRowMajor(e->call_.out, e->call_.pool);
+    // cuDNN's form: the grid is the result [N, K, ...], the bias read by channel (dim 1).
+    std::string why = "native epilogues are off";
+    if (nativeEpilogues && c.epilogue->numGrid() != e->call_.out.sizes.size())
+      why = "a grid of another rank than the result's";
+    else if (nativeEpilogues)
+      e->native_ = matchNativeEpilogue(*c.epilogue, &why, 1);
+    e->log_ += e->native_ ? "; epilogue in cuDNN's kernel where an engine takes it: " + e->native_->describe()
+                          : "; epilogue kernel " + std::string(c.epilogue->name()) + " (" + why + ")";
+  }
   return e;
 }
 
 sdk::StatusOr<const ConvExecutable::Prepared*> ConvExecutable::prepare(const DnnGeometry& g, bool xCopy, bool wCopy,
-                                                                       bool yCopy) {
+                                                                       bool yCopy,
+                                                                       const dnn::ConvEpilogueSpec* epilogue) {
   const std::string key = g.describe() + (xCopy ? " x copied" : "") + (wCopy ? " w copied" : "") +
                           (yCopy ? " y copied" : "") + " " + std::to_string(g.xStrides[0]) + " " +
-                          std::to_string(g.yStrides[0]);
+                          std::to_string(g.yStrides[0]) + (epilogue ? " fused" : "");
   auto it = prepared_.find(key);
+  if (it != prepared_.end() && !it->second)
+    return sdk::unimplemented("prims.convolution (" + key + "): no engine takes the fused epilogue (tried before)");
   if (it != prepared_.end()) return it->second.get();
   const dnn::Api& D = *dnn_->dnn;
   auto p = std::make_unique<Prepared>();
@@ -144,6 +167,7 @@ sdk::StatusOr<const ConvExecutable::Prepared*> ConvExecutable::prepare(const Dnn
   spec.stride = wide(g.stride);
   spec.dilation = wide(g.dilation);
   spec.weightGradient = g.weightGradient;
+  if (epilogue) spec.epilogue = *epilogue;
   if (xCopy || g.xPacked) {
     sdk::StatusOr<std::unique_ptr<dnn::ConvGraphPlan>> plan = dnn::ConvGraphPlan::create(D, dnn_->handle, spec);
     if (plan.isOk()) {
@@ -152,6 +176,11 @@ sdk::StatusOr<const ConvExecutable::Prepared*> ConvExecutable::prepare(const Dnn
     } else {
       graphFailure_ = plan.status().message();
     }
+  }
+  // A fused epilogue has no legacy form: the caller runs the epilogue kernel instead.
+  if (epilogue && !p->graph) {
+    prepared_.emplace(key, nullptr);  // asked once per geometry
+    return sdk::unimplemented(what + ": no engine takes the fused epilogue (" + graphFailure_ + ")");
   }
   // The weight gradient has no legacy form here: the caller falls back to the forward one.
   if (g.weightGradient && !p->graph)
@@ -246,7 +275,105 @@ sdk::StatusOr<const ConvExecutable::Setup*> ConvExecutable::setupFor(const CUdev
   return &*last_;
 }
 
-sdk::Status ConvExecutable::launch(const CUdeviceptr args[3], const std::vector<int64_t>& symbols, CUstream stream) {
+CUdeviceptr ConvExecutable::epilogueBuffer(const CUdeviceptr* args, int epilogueArg) const {
+  // The epilogue's buffers follow x, w and the result in the launch, its accumulator skipped.
+  size_t i = 3;
+  for (int a = 0; a < epilogueArg; ++a)
+    if (static_cast<size_t>(a) != epilogue_->accumulator()) ++i;
+  return args[i];
+}
+
+sdk::StatusOr<const ConvExecutable::Fused*> ConvExecutable::fusedFor(const CUdeviceptr* args, size_t numArgs,
+                                                                     const std::vector<int64_t>& symbols) {
+  if (lastFused_ && lastFused_->symbols == symbols && lastFused_->args.size() == numArgs &&
+      std::equal(args, args + numArgs, lastFused_->args.begin()))
+    return &*lastFused_;
+  lastFused_.reset();
+  Fused f;
+  f.symbols = symbols;
+  f.args.assign(args, args + numArgs);
+  sdk::StatusOr<ConvShape> shape = ConvShape::eval(call_, symbols);
+  if (!shape.isOk()) return shape.status();
+  const uint64_t eb = lowering::dtypeBytes(call_.x.dtype);
+  f.x = args[0] + static_cast<uint64_t>(shape->x.offset) * eb;
+  f.w = args[1] + static_cast<uint64_t>(shape->w.offset) * eb;
+  f.y = epilogueBuffer(args, native_->out);
+  f.bias = native_->bias >= 0 ? epilogueBuffer(args, native_->bias) : 0;
+  f.residual = native_->residual >= 0 ? epilogueBuffer(args, native_->residual) : 0;
+  // cuDNN's fused form: the forward convolution of packed, 16-byte aligned operands, the
+  // batch in one call. Anything else runs the epilogue kernel.
+  const bool aligned = f.x % 16 == 0 && f.w % 16 == 0 && f.y % 16 == 0 && f.bias % 16 == 0 && f.residual % 16 == 0;
+  const bool nonEmpty = shape->out.numel() > 0 && shape->x.numel() > 0 && shape->w.numel() > 0;
+  std::optional<DnnGeometry> g;
+  if (nonEmpty) {
+    sdk::StatusOr<DnnGeometry> geometry = dnnGeometry(call_, *shape);
+    if (geometry.isOk()) g = std::move(*geometry);
+  }
+  if (aligned && g && g->xPacked && g->wPacked && g->images == shape->x.sizes[0] &&
+      !isWeightGradient(*g, call_.groups)) {
+    sdk::Status st = dnn_->ready();
+    if (!st.isOk()) return st;
+    dnn::ConvEpilogueSpec ep;
+    ep.on = true;
+    ep.act = native_->act == Activation::kRelu ? 1 : native_->act == Activation::kGeluTanh ? 2 : 0;
+    ep.bias = native_->bias >= 0;
+    ep.residual = native_->residual >= 0;
+    ep.yType = dnnType(native_->outDtype);
+    ep.biasType = dnnType(native_->biasDtype);
+    ep.residualType = dnnType(native_->residualDtype);
+    sdk::StatusOr<const Prepared*> p = prepare(*g, false, false, false, &ep);
+    if (p.isOk()) f.prepared = *p;  // else: no engine takes it; the epilogue kernel runs
+  }
+  lastFused_ = std::move(f);
+  return &*lastFused_;
+}
+
+sdk::StatusOr<size_t> ConvExecutable::accumulatorBytes(const std::vector<int64_t>& symbols) {
+  if (accKnown_ && accSymbols_ == symbols) return accBytes_;
+  sdk::StatusOr<ConvShape> shape = ConvShape::eval(call_, symbols);
+  if (!shape.isOk()) return shape.status();
+  accSymbols_ = symbols;
+  accBytes_ = static_cast<size_t>(shape->out.numel()) * lowering::dtypeBytes(call_.out.dtype);
+  accKnown_ = true;
+  return accBytes_;
+}
+
+sdk::Status ConvExecutable::launch(const CUdeviceptr* args, size_t numArgs, const std::vector<int64_t>& symbols,
+                                   CUstream stream) {
+  const size_t want = 3 + (epilogue_ ? epilogue_->numExtraBuffers() : 0);
+  if (numArgs != want)
+    return sdk::invalidArgument("prims.convolution: " + std::to_string(numArgs) + " buffers where it takes " +
+                                std::to_string(want));
+  if (!epilogue_) return run(args, symbols, stream);
+  if (native_) {  // inside cuDNN's kernel where an engine takes it
+    sdk::StatusOr<const Fused*> f = fusedFor(args, numArgs, symbols);
+    if (!f.isOk()) return f.status();
+    if ((*f)->prepared) return runFused(**f, stream);
+  }
+  // The convolution into the accumulator temporary, then the epilogue kernel over it.
+  sdk::StatusOr<size_t> bytes = accumulatorBytes(symbols);
+  if (!bytes.isOk()) return bytes.status();
+  sdk::StatusOr<CUdeviceptr> temp = dnn_->accumulators.atLeast(*dnn_->api, dnn_->context, std::max<size_t>(*bytes, 1),
+                                                               "a convolution's result for its epilogue");
+  if (!temp.isOk()) return temp.status();
+  const CUdeviceptr conv[3] = {args[0], args[1], *temp};
+  sdk::Status st = run(conv, symbols, stream);
+  if (!st.isOk()) return st;
+  return epilogue_->launch(*temp, args + 3, symbols, stream);
+}
+
+sdk::Status ConvExecutable::runFused(const Fused& f, CUstream stream) {
+  const dnn::Api& D = *dnn_->dnn;
+  sdk::Status st = D.check(D.setStream(dnn_->handle, stream), "prims.convolution: cudnnSetStream");
+  if (!st.isOk()) return st;
+  sdk::StatusOr<CUdeviceptr> ws = dnn_->scratchOf(std::max<size_t>(f.prepared->scratch(), 1));
+  if (!ws.isOk()) return ws.status();
+  auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void*>(p); };
+  st = f.prepared->graph->execute(dnn_->handle, ptr(f.x), ptr(f.w), ptr(f.y), ptr(f.bias), ptr(f.residual), ptr(*ws));
+  return st.isOk() ? st : st.withContext("prims.convolution with its epilogue (" + f.prepared->g.describe() + ")");
+}
+
+sdk::Status ConvExecutable::run(const CUdeviceptr args[3], const std::vector<int64_t>& symbols, CUstream stream) {
   sdk::StatusOr<const Setup*> setup = setupFor(args, symbols);
   if (!setup.isOk()) return setup.status();
   const Setup& s = **setup;

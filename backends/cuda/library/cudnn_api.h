@@ -146,9 +146,10 @@ enum BackendAttrType : int {
   kTypeReductionOperator = 18,
   kTypeTensorReorderingMode = 20,
 };
-// cudnnPointwiseMode_t, cudnnReduceTensorOp_t (the attention graph's, sdpa_graph.h)
+// cudnnPointwiseMode_t, cudnnReduceTensorOp_t (the attention graph's, sdpa_graph.h; the
+// convolution epilogue's, cudnn_graph.h)
 constexpr int kPwAdd = 0, kPwMul = 1, kPwDiv = 6, kPwSub = 9, kPwExp = 13, kPwLog = 15, kPwIdentity = 21,
-              kPwCmpGe = 303, kPwGenIndex = 501, kPwBinarySelect = 601;
+              kPwReluFwd = 100, kPwGeluTanhFwd = 107, kPwCmpGe = 303, kPwGenIndex = 501, kPwBinarySelect = 601;
 constexpr int kReduceAdd = 0, kReduceMax = 3;
 // cudnnDataType_t beyond the float types
 constexpr int kInt32 = 4, kBoolean = 11;

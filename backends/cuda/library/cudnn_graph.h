@@ -16,6 +16,16 @@
 
 namespace plugsdk::cuda::dnn {
 
+/// A pointwise tail computed inside the convolution's kernel: y = act(conv + bias + residual),
+/// in f32 until y is stored in `yType`; bias [1, K, 1, 1(, 1)] (by channel), residual at y's
+/// element, each optional.
+struct ConvEpilogueSpec {
+  bool on = false;
+  int act = 0;  ///< 0 none, 1 relu, 2 the tanh GELU
+  bool bias = false, residual = false;
+  int yType = kFloat, biasType = kFloat, residualType = kFloat;
+};
+
 /// What the plan computes: y = conv(x, w) on tensors as cuDNN sees them (rank 4 or 5, the
 /// weight [K, C / groups, R, S(, T)]: groups follow from the channel counts); with
 /// `weightGradient`, y is the weight gradient [K, C, R, S] of the convolution of x
@@ -28,6 +38,7 @@ struct ConvSpec {
   /// engines that reduce in reduced precision always are.
   bool tensorCoresForF32 = false;
   bool weightGradient = false;
+  ConvEpilogueSpec epilogue;  ///< forward only
 };
 
 class ConvGraphPlan {
@@ -38,6 +49,9 @@ class ConvGraphPlan {
   size_t workspaceBytes() const { return workspace_; }
   /// Runs on the handle's stream (cudnnSetStream first).
   sdk::Status execute(Handle handle, const void* x, const void* w, void* y, void* workspace);
+  /// ... with the epilogue's bias and residual (null where the spec has none).
+  sdk::Status execute(Handle handle, const void* x, const void* w, void* y, const void* bias, const void* residual,
+                      void* workspace);
   std::string engine() const { return engine_; }
 
  private:
@@ -49,6 +63,7 @@ class ConvGraphPlan {
   std::vector<const void*> packed_;
   size_t workspace_ = 0;
   std::string engine_;
+  bool bias_ = false, residual_ = false;
 };
 
 }  // namespace plugsdk::cuda::dnn

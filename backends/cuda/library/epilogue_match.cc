@@ -25,7 +25,7 @@ const char* dtypeName(uint32_t t) {
 /// The epilogue's statements by the value they define, and its loads' index classes.
 class Epilogue {
  public:
-  explicit Epilogue(const sdk::KernelView& k) : k_(k), def_(k.numValues(), -1) {}
+  Epilogue(const sdk::KernelView& k, int biasDim) : k_(k), def_(k.numValues(), -1), biasDim_(biasDim) {}
 
   /// Indexes the statements; false (with *why) for what cuBLASLt cannot express.
   bool scan(std::string* why) {
@@ -33,6 +33,7 @@ class Epilogue {
       if (k_.arg(i).access & PLUGSDK_ACCESS_ACCUMULATOR) acc_ = static_cast<int>(i);
     if (acc_ < 0) return fail(why, "no ACCUMULATOR argument");
     if (k_.numGrid() < 2) return fail(why, "a grid of rank below 2");
+    if (biasDim_ >= static_cast<int>(k_.numGrid())) return fail(why, "a grid of rank below the bias's dim + 1");
     for (size_t i = 0; i < k_.numStmts(); ++i) {
       const plugsdk_stmt_t& s = k_.stmt(i);
       switch (s.kind) {
@@ -82,10 +83,13 @@ class Epilogue {
     const std::vector<int64_t> pa = probe(a);
     return !pa.empty() && pa == probe(b);
   }
-  /// The index of the result's column, i<last>.
-  bool isColumn(plugsdk_index_expr_t e) const {
+  /// The index of the bias's grid dim: i<last> (the result's column) by default.
+  bool isBiasIndex(plugsdk_index_expr_t e) const {
     std::vector<int64_t> want;
-    for (int t = 0; t < kProbes; ++t) want.push_back(gridPoint(t).back());
+    for (int t = 0; t < kProbes; ++t) {
+      const std::vector<int64_t> g = gridPoint(t);
+      want.push_back(biasDim_ < 0 ? g.back() : g[static_cast<size_t>(biasDim_)]);
+    }
     return probe(e) == want;
   }
   const sdk::KernelView& kernel() const { return k_; }
@@ -120,6 +124,7 @@ class Epilogue {
   std::vector<int> def_;
   int acc_ = -1, store_ = -1;
   plugsdk_index_expr_t accIndex_{0, 0};
+  int biasDim_ = -1;
 };
 
 /// Value v as a function of value x alone (every load reached only through x), in double;
@@ -216,7 +221,7 @@ std::optional<Activation> activationOf(const Epilogue& e, int32_t v, int32_t x) 
   return std::nullopt;
 }
 
-/// Splits value v into the terms of a sum: the accumulator, a bias read by column and a
+/// Splits value v into the terms of a sum: the accumulator, a bias read by its grid dim and a
 /// residual read at the result's element. False for anything else.
 bool sumTerms(const Epilogue& e, int32_t v, NativeEpilogue* n, bool* sawAcc) {
   v = e.stripCasts(v);
@@ -231,7 +236,7 @@ bool sumTerms(const Epilogue& e, int32_t v, NativeEpilogue* n, bool* sawAcc) {
     *sawAcc = true;
     return true;
   }
-  if (e.isColumn(s->index) && n->bias < 0) {
+  if (e.isBiasIndex(s->index) && n->bias < 0) {
     n->bias = s->arg;
     n->biasDtype = dtype;
     return true;
@@ -254,8 +259,8 @@ std::string NativeEpilogue::describe() const {
   return s + ") -> " + dtypeName(outDtype) + " #" + std::to_string(out);
 }
 
-std::optional<NativeEpilogue> matchNativeEpilogue(const sdk::KernelView& k, std::string* why) {
-  Epilogue e(k);
+std::optional<NativeEpilogue> matchNativeEpilogue(const sdk::KernelView& k, std::string* why, int biasDim) {
+  Epilogue e(k, biasDim);
   if (!e.scan(why)) return std::nullopt;
   const plugsdk_stmt_t& store = e.store();
   NativeEpilogue n;

@@ -22,14 +22,16 @@ enum class Activation { kNone, kRelu, kGeluTanh };
 
 struct NativeEpilogue {
   Activation act = Activation::kNone;
-  int bias = -1;      ///< the epilogue argument read as [..., i_last], or -1
+  int bias = -1;      ///< the epilogue argument read as [..., i_last] (or by the asked dim), or -1
   int residual = -1;  ///< the argument read at the result's element, or -1
   int out = -1;       ///< the argument stored
   uint32_t outDtype = 0, biasDtype = 0, residualDtype = 0;
   std::string describe() const;  ///< "relu(acc + bias %b + residual %r) -> bf16 %z"
 };
 
-/// The cuBLASLt form of epilogue `k`, or nullopt with the reason in `*why`.
-std::optional<NativeEpilogue> matchNativeEpilogue(const sdk::KernelView& k, std::string* why);
+/// The cuBLASLt form of epilogue `k`, or nullopt with the reason in `*why`. The bias is read
+/// by grid dim `biasDim` (-1: the last, a matmul's column; a convolution's channel is dim 1,
+/// its result [N, K, ...] being the grid: cuDNN's fused form, conv.h).
+std::optional<NativeEpilogue> matchNativeEpilogue(const sdk::KernelView& k, std::string* why, int biasDim = -1);
 
 }  // namespace plugsdk::cuda

@@ -1,7 +1,8 @@
-// Fused matmul epilogues without a GPU: the epilogue kernels the core's scheduler actually
-// emits for linear layers (bias, relu, the tanh and erf GELUs, residuals, bf16 with its
-// casts) are recognized as cuBLASLt's epilogues exactly when cuBLASLt computes the same
-// thing, and left to the epilogue kernel otherwise; the accumulator's row-major layout.
+// Fused matmul and convolution epilogues without a GPU: the epilogue kernels the core's
+// scheduler actually emits for linear layers (bias, relu, the tanh and erf GELUs, residuals,
+// bf16 with its casts) and convolutions (bias by channel, a residual, a batch norm's affine
+// map) are recognized as cuBLASLt's (cuDNN's) epilogues exactly when the library computes the
+// same thing, and left to the epilogue kernel otherwise; the accumulator's row-major layout.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -16,18 +17,20 @@
 namespace plugsdk::cuda {
 namespace {
 
-/// The epilogue kernel the core schedules for `graph` (matmul epilogues on), matched.
+/// The epilogue kernel the core schedules for `graph` (matmul and convolution epilogues on),
+/// matched with the bias read by grid dim `biasDim` (-1: the last).
 struct Matched {
   std::string kernelText;
   std::optional<NativeEpilogue> native;
   std::string why;
+  size_t grid = 0;
 };
-Matched matchGraph(const std::string& graph) {
+Matched matchGraph(const std::string& graph, int biasDim = -1) {
   auto ctx = ir::makeDefaultContext();
   auto g = text::parseGraph(*ctx, graph);
   EXPECT_TRUE(g.isOk()) << g.status().message();
   compile::CompileOptions o;
-  o.decomp.expand = {"prims.convolution", "prims.sdpa", "prims.sdpa_backward"};
+  o.decomp.expand = {"prims.sdpa", "prims.sdpa_backward"};
   StatusOr<compile::Compiled> c = compile::compileGraph(*ctx, *g, o);
   EXPECT_TRUE(c.isOk()) << c.status().message();
   Matched m;
@@ -36,7 +39,8 @@ Matched matchGraph(const std::string& graph) {
     StatusOr<std::unique_ptr<plugin::EncodedKernel>> e = plugin::encodeKernel(k);
     EXPECT_TRUE(e.isOk());
     m.kernelText = kernel::printKernel(k);
-    m.native = matchNativeEpilogue(sdk::KernelView((*e)->get()), &m.why);
+    m.native = matchNativeEpilogue(sdk::KernelView((*e)->get()), &m.why, biasDim);
+    m.grid = k.grid.size();
     return m;
   }
   ADD_FAILURE() << "no epilogue kernel scheduled";
@@ -117,6 +121,50 @@ TEST(CudaEpilogue, ScaledOrRowBroadcastTermsStayWithTheKernel) {
   // sigmoid is not one of the activations.
   Matched sig = matchGraph(linear("f32", "  %s = aten.sigmoid(%y)\n  return %s\n"));
   EXPECT_FALSE(sig.native) << sig.kernelText;
+}
+
+/// A 2-d convolution [2, 3, 9, 8] * [8, 3, 3, 3] -> [2, 8, 9, 8] in `dt`, then `tail` on %c.
+std::string conv(const std::string& dt, const std::string& tail, bool bias, const std::string& extraInputs = "") {
+  return "graph @g(%x: " + dt + "[2, 3, 9, 8], %w: " + dt + "[8, 3, 3, 3]" + (bias ? ", %b: " + dt + "[8]" : "") +
+         extraInputs + ") {\n  %c = aten.convolution(%x, %w, " + (bias ? "%b" : "none") +
+         ") {stride = [1, 1], padding = [1, 1], dilation = [1, 1], transposed = false, output_padding = [0, 0], "
+         "groups = 1}\n" +
+         tail + "}\n";
+}
+
+TEST(CudaEpilogue, ConvolutionBiasByChannelAndResidualAreCuDnnsForm) {
+  // The grid is the result [N, K, H, W]; the bias is read by channel (grid dim 1).
+  Matched m = matchGraph(conv("bf16", "  %y = aten.relu(%c)\n  return %y\n", true), 1);
+  ASSERT_TRUE(m.native) << m.why << "\n" << m.kernelText;
+  EXPECT_EQ(m.grid, 4u);
+  EXPECT_EQ(m.native->act, Activation::kRelu);
+  EXPECT_GE(m.native->bias, 0);
+  EXPECT_EQ(m.native->residual, -1);
+  EXPECT_EQ(m.native->outDtype, PLUGSDK_DTYPE_BF16);
+  // A residual block's end: relu(conv + bias + identity).
+  Matched r = matchGraph(
+      conv("f32", "  %s = aten.add.Tensor(%c, %r)\n  %y = aten.relu(%s)\n  return %y\n", true, ", %r: f32[2, 8, 9, 8]"),
+      1);
+  ASSERT_TRUE(r.native) << r.why << "\n" << r.kernelText;
+  EXPECT_GE(r.native->bias, 0);
+  EXPECT_GE(r.native->residual, 0);
+  // Read as a matmul's epilogue (the bias by the last dim), the channel bias is no bias.
+  Matched column = matchGraph(conv("f32", "  %y = aten.relu(%c)\n  return %y\n", true), -1);
+  EXPECT_FALSE(column.native) << column.kernelText;
+}
+
+TEST(CudaEpilogue, ConvolutionBatchNormAndWidthVectorsStayWithTheKernel) {
+  // An inference batch norm scales the sum by channel: not a bias.
+  const std::string bn = ", %m: f32[8], %v: f32[8], %g: f32[8], %h: f32[8]";
+  Matched norm = matchGraph(conv("f32",
+                                 "  %n, %n1, %n2 = aten._native_batch_norm_legit_no_training(%c, %g, %h, %m, %v) "
+                                 "{momentum = 0.1, eps = 1e-05}\n  %y = aten.relu(%n)\n  return %y\n",
+                                 false, bn),
+                            1);
+  EXPECT_FALSE(norm.native) << norm.kernelText;
+  // A vector read by width (the last dim) is not a channel bias.
+  Matched width = matchGraph(conv("f32", "  %s = aten.add.Tensor(%c, %r)\n  return %s\n", false, ", %r: f32[8]"), 1);
+  EXPECT_FALSE(width.native) << width.kernelText;
 }
 
 TEST(CudaEpilogue, RowMajorStridesAreProductsOfTheSizesAfter) {

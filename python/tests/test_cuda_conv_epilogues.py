@@ -1,0 +1,115 @@
+"""Fused convolution epilogues on CUDA (backends/cuda/library/conv.h): a convolution's
+pointwise tail runs inside cuDNN's kernel, as one operation graph, where it has cuDNN's form
+(act(conv + bias by channel + residual), act none, relu or the tanh GELU) and an engine takes
+it; any other tail (a batch norm's affine map, a residual after the activation, sigmoid), and
+every tail no engine takes, runs as its own kernel over the result in an accumulator. Each is
+checked against eager in f32 and under bf16 autocast, with the epilogue computed three ways
+(option epilogue=native, epilogue=kernel, conv_epilogue=off) that must agree. Needs a GPU and
+the cuda plugin: skipped without them (CI); run on the GPU machine through
+tools/device_cuda_python.sh."""
+import os
+
+import pytest
+import torch
+
+import plugsdk  # noqa: F401 (registers the backend)
+
+pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device (the GPU machine runs these)")
+
+F = torch.nn.functional
+
+
+class Tail(torch.nn.Module):
+    def __init__(self, tail):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(16, 32, 3, padding=1, bias=tail != "bn_relu")
+        self.bn = torch.nn.BatchNorm2d(32)
+        self.tail = tail
+
+    def forward(self, x, r):
+        y = self.conv(x)
+        if self.tail == "bias":
+            return y
+        if self.tail == "relu":
+            return torch.relu(y)
+        if self.tail == "gelu_tanh":
+            return F.gelu(y, approximate="tanh")
+        if self.tail == "residual_relu":
+            return torch.relu(y + r)
+        if self.tail == "relu_residual":
+            return torch.relu(y) + r
+        if self.tail == "bn_relu":
+            return torch.relu(self.bn(y))
+        if self.tail == "sigmoid":
+            return torch.sigmoid(y)
+        raise ValueError(self.tail)
+
+
+TAILS = ["bias", "relu", "gelu_tanh", "residual_relu", "relu_residual", "bn_relu", "sigmoid"]
+NATIVE = {"bias", "relu", "gelu_tanh", "residual_relu"}  # cuDNN's form
+MODES = {"native": "epilogue=native", "kernel": "epilogue=kernel", "off": "conv_epilogue=off"}
+
+
+def _run(tail, mode, dtype, dump):
+    """(result, eager's, the executables' logs, the names of plugsdk's kernels a warm call
+    launched, mapped through the plugin's dump NAME.ENTRY.kir)."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    net = Tail(tail).cuda().eval()
+    with torch.no_grad():  # running statistics that are not 0 and 1
+        net.bn.running_mean.uniform_(-0.5, 0.5)
+        net.bn.running_var.uniform_(0.5, 2.0)
+    x = torch.randn(4, 16, 19, 23, device="cuda")
+    r = torch.randn(4, 32, 19, 23, device="cuda")
+    f = torch.compile(net, backend="plugsdk",
+                      options={"device": "cuda", "backend_options": f"{MODES[mode]};dump={dump}"})
+    before = set(plugsdk.runtime._functions)
+    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=dtype == torch.bfloat16):
+        f(x, r)  # compiles
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+            got = f(x, r)
+            torch.cuda.synchronize()
+        want = net(x, r)
+    names = {f.split(".")[1]: f.split(".")[0] for f in os.listdir(dump) if f.endswith(".kir")}
+    launched = sorted(names.get(e.name, e.name) for e in prof.events()
+                      if e.device_type == torch.autograd.DeviceType.CUDA and e.name.startswith("plugsdk_"))
+    log = "".join(a.log() for g in set(plugsdk.runtime._functions) - before for a, _, _ in (g.memo or {}).values())
+    return got.float(), want.float(), log, launched
+
+
+def _check_log(tail, mode, log):
+    assert "prims.convolution" in log, log
+    if mode == "off":
+        assert "epilogue" not in log, log
+    elif mode == "native" and tail in NATIVE:
+        assert "epilogue in cuDNN's kernel" in log, log
+    else:
+        assert "epilogue kernel" in log, log
+
+
+@pytest.mark.parametrize("tail", TAILS)
+def test_f32_tails_match_eager_every_way(tail, tmp_path):
+    torch.backends.cudnn.allow_tf32 = False
+    results = {}
+    for mode in MODES:
+        got, want, log, launched = _run(tail, mode, torch.float32, tmp_path / mode)
+        _check_log(tail, mode, log)
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4, msg=lambda m: f"{tail} {mode}: {m}")
+        results[mode] = got
+    torch.testing.assert_close(results["native"], results["off"], rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("tail", TAILS)
+def test_bf16_autocast_tails_match_eager(tail, tmp_path):
+    launches = {}
+    for mode in MODES:
+        got, want, log, launched = _run(tail, mode, torch.bfloat16, tmp_path / mode)
+        _check_log(tail, mode, log)
+        launches[mode] = launched
+        # bf16 results: a few ulps (2^-8 relative) of the largest value.
+        tol = 3 * 2 ** -8 * max(1.0, want.abs().max().item())
+        assert (got - want).abs().max().item() <= tol, f"{tail} {mode}"
+    # The epilogue kernel runs after the convolution unless cuDNN computed the tail.
+    assert any("epilogue" in n for n in launches["kernel"]), launches
+    fused = not any("epilogue" in n for n in launches["native"])
+    assert fused == (tail in NATIVE), launches
