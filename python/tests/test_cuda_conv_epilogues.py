@@ -1,7 +1,8 @@
 """Fused convolution epilogues on CUDA (backends/cuda/library/conv.h): a convolution's
 pointwise tail runs inside cuDNN's kernel, as one operation graph, where it has cuDNN's form
 (act(conv + bias by channel + residual), act none, relu or the tanh GELU) and an engine takes
-it; any other tail (a batch norm's affine map, a residual after the activation, sigmoid), and
+it (on the H100 with cuDNN 9.14 none does for NCHW operands, which is all the core passes
+today); any other tail (a batch norm's affine map, a residual after the activation, sigmoid), and
 every tail no engine takes, runs as its own kernel over the result in an accumulator. Each is
 checked against eager in f32 and under bf16 autocast, with the epilogue computed three ways
 (option epilogue=native, epilogue=kernel, conv_epilogue=off) that must agree. Needs a GPU and
@@ -109,7 +110,10 @@ def test_bf16_autocast_tails_match_eager(tail, tmp_path):
         # bf16 results: a few ulps (2^-8 relative) of the largest value.
         tol = 3 * 2 ** -8 * max(1.0, want.abs().max().item())
         assert (got - want).abs().max().item() <= tol, f"{tail} {mode}"
-    # The epilogue kernel runs after the convolution unless cuDNN computed the tail.
+    # The epilogue kernel runs after the convolution unless cuDNN computed the tail, which it
+    # may only for a tail of its form. (cuDNN 9.14 on the H100 takes none on these NCHW
+    # operands, measured by tools/probes/cudnn_conv_epilogue_probe.cc: the kernel runs.)
     assert any("epilogue" in n for n in launches["kernel"]), launches
     fused = not any("epilogue" in n for n in launches["native"])
-    assert fused == (tail in NATIVE), launches
+    assert not fused or tail in NATIVE, launches
+    assert not any("epilogue" in n for n in launches["off"]), launches
