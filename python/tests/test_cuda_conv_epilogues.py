@@ -5,7 +5,8 @@ it (on the H100 with cuDNN 9.14 none does for NCHW operands, which is all the co
 today); any other tail (a batch norm's affine map, a residual after the activation, sigmoid), and
 every tail no engine takes, runs as its own kernel over the result in an accumulator. Each is
 checked against eager in f32 and under bf16 autocast, with the epilogue computed three ways
-(option epilogue=native, epilogue=kernel, conv_epilogue=off) that must agree. Needs a GPU and
+(option epilogue=native, epilogue=kernel, conv_epilogue=off, each with conv_epilogue=on where
+it takes one, and the default, which takes none) that must agree. Needs a GPU and
 the cuda plugin: skipped without them (CI); run on the GPU machine through
 tools/device_cuda_python.sh."""
 import os
@@ -48,7 +49,9 @@ class Tail(torch.nn.Module):
 
 TAILS = ["bias", "relu", "gelu_tanh", "residual_relu", "relu_residual", "bn_relu", "sigmoid"]
 NATIVE = {"bias", "relu", "gelu_tanh", "residual_relu"}  # cuDNN's form
-MODES = {"native": "epilogue=native", "kernel": "epilogue=kernel", "off": "conv_epilogue=off"}
+# Convolution epilogues are opt-in (conv_epilogue=on); the default takes none.
+MODES = {"native": "conv_epilogue=on;epilogue=native", "kernel": "conv_epilogue=on;epilogue=kernel",
+         "off": "conv_epilogue=off", "default": "epilogue=native"}
 
 
 def _run(tail, mode, dtype, dump):
@@ -80,7 +83,7 @@ def _run(tail, mode, dtype, dump):
 
 def _check_log(tail, mode, log):
     assert "prims.convolution" in log, log
-    if mode == "off":
+    if mode in ("off", "default"):
         assert "epilogue" not in log, log
     elif mode == "native" and tail in NATIVE:
         assert "epilogue in cuDNN's kernel" in log, log
