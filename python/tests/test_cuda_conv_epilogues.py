@@ -24,7 +24,7 @@ F = torch.nn.functional
 class Tail(torch.nn.Module):
     def __init__(self, tail):
         super().__init__()
-        self.conv = torch.nn.Conv2d(16, 32, 3, padding=1, bias=tail != "bn_relu")
+        self.conv = torch.nn.Conv2d(16, 32, 3, padding=1, bias=tail not in ("bn_relu", "stored"))
         self.bn = torch.nn.BatchNorm2d(32)
         self.tail = tail
 
@@ -44,10 +44,12 @@ class Tail(torch.nn.Module):
             return torch.relu(self.bn(y))
         if self.tail == "sigmoid":
             return torch.sigmoid(y)
+        if self.tail == "stored":  # the convolution itself is an output too: computed into its buffer
+            return torch.stack([y, torch.relu(y)])
         raise ValueError(self.tail)
 
 
-TAILS = ["bias", "relu", "gelu_tanh", "residual_relu", "relu_residual", "bn_relu", "sigmoid"]
+TAILS = ["bias", "relu", "gelu_tanh", "residual_relu", "relu_residual", "bn_relu", "sigmoid", "stored"]
 NATIVE = {"bias", "relu", "gelu_tanh", "residual_relu"}  # cuDNN's form
 # Convolution epilogues are opt-in (conv_epilogue=on); the default takes none.
 MODES = {"native": "conv_epilogue=on;epilogue=native", "kernel": "conv_epilogue=on;epilogue=kernel",

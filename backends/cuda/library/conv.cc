@@ -276,11 +276,7 @@ sdk::StatusOr<const ConvExecutable::Setup*> ConvExecutable::setupFor(const CUdev
 }
 
 CUdeviceptr ConvExecutable::epilogueBuffer(const CUdeviceptr* args, int epilogueArg) const {
-  // The epilogue's buffers follow x, w and the result in the launch, its accumulator skipped.
-  size_t i = 3;
-  for (int a = 0; a < epilogueArg; ++a)
-    if (static_cast<size_t>(a) != epilogue_->accumulator()) ++i;
-  return args[i];
+  return epilogue_->bufferOf(args + 3, epilogueArg);  // after x, w and the result
 }
 
 sdk::StatusOr<const ConvExecutable::Fused*> ConvExecutable::fusedFor(const CUdeviceptr* args, size_t numArgs,
@@ -350,16 +346,23 @@ sdk::Status ConvExecutable::launch(const CUdeviceptr* args, size_t numArgs, cons
     if (!f.isOk()) return f.status();
     if ((*f)->prepared) return runFused(**f, stream);
   }
-  // The convolution into the accumulator temporary, then the epilogue kernel over it.
-  sdk::StatusOr<size_t> bytes = accumulatorBytes(symbols);
-  if (!bytes.isOk()) return bytes.status();
-  sdk::StatusOr<CUdeviceptr> temp = dnn_->accumulators.atLeast(*dnn_->api, dnn_->context, std::max<size_t>(*bytes, 1),
-                                                               "a convolution's result for its epilogue");
-  if (!temp.isOk()) return temp.status();
-  const CUdeviceptr conv[3] = {args[0], args[1], *temp};
+  // The convolution into the accumulator temporary (or the buffer the epilogue stores the
+  // result to, epilogue_kernel.h), then the epilogue kernel over it.
+  CUdeviceptr acc = 0;
+  if (epilogue_->resultArg() >= 0) {
+    acc = epilogue_->bufferOf(args + 3, epilogue_->resultArg());
+  } else {
+    sdk::StatusOr<size_t> bytes = accumulatorBytes(symbols);
+    if (!bytes.isOk()) return bytes.status();
+    sdk::StatusOr<CUdeviceptr> temp = dnn_->accumulators.atLeast(*dnn_->api, dnn_->context, std::max<size_t>(*bytes, 1),
+                                                                 "a convolution's result for its epilogue");
+    if (!temp.isOk()) return temp.status();
+    acc = *temp;
+  }
+  const CUdeviceptr conv[3] = {args[0], args[1], acc};
   sdk::Status st = run(conv, symbols, stream);
   if (!st.isOk()) return st;
-  return epilogue_->launch(*temp, args + 3, symbols, stream);
+  return epilogue_->launch(acc, args + 3, symbols, stream);
 }
 
 sdk::Status ConvExecutable::runFused(const Fused& f, CUstream stream) {

@@ -24,6 +24,9 @@ struct Matched {
   std::optional<NativeEpilogue> native;
   std::string why;
   size_t grid = 0;
+  int resultArg = -1;         ///< EpilogueKernel::resultArg() of the kernel
+  size_t compiledStores = 0;  ///< stores in the kernel EpilogueKernel compiles
+  size_t stores = 0;          ///< stores in the scheduled kernel
 };
 Matched matchGraph(const std::string& graph, int biasDim = -1) {
   auto ctx = ir::makeDefaultContext();
@@ -39,8 +42,23 @@ Matched matchGraph(const std::string& graph, int biasDim = -1) {
     StatusOr<std::unique_ptr<plugin::EncodedKernel>> e = plugin::encodeKernel(k);
     EXPECT_TRUE(e.isOk());
     m.kernelText = kernel::printKernel(k);
-    m.native = matchNativeEpilogue(sdk::KernelView((*e)->get()), &m.why, biasDim);
+    const sdk::KernelView view((*e)->get());
+    m.native = matchNativeEpilogue(view, &m.why, biasDim);
     m.grid = k.grid.size();
+    auto stores = [](const sdk::KernelView& v) {
+      size_t n = 0;
+      for (size_t i = 0; i < v.numStmts(); ++i) n += v.stmt(i).kind == PLUGSDK_STMT_STORE;
+      return n;
+    };
+    m.stores = stores(view);
+    // What EpilogueKernel compiles, seen through a compile function that only looks.
+    auto ek =
+        EpilogueKernel::create(view, 0, [&](const sdk::KernelView& c) -> sdk::StatusOr<std::unique_ptr<LoadedKernel>> {
+          m.compiledStores = stores(c);
+          return std::make_unique<LoadedKernel>();
+        });
+    EXPECT_TRUE(ek.isOk()) << ek.status().message();
+    if (ek.isOk()) m.resultArg = (*ek)->resultArg();
     return m;
   }
   ADD_FAILURE() << "no epilogue kernel scheduled";
@@ -67,6 +85,33 @@ TEST(CudaEpilogue, TwoStoresStayWithTheKernel) {
   Matched m = matchGraph(linear("f32", "  %z = aten.mul.Tensor(%y, %y)\n  return %y, %z\n"));
   EXPECT_FALSE(m.native) << m.kernelText;
   EXPECT_EQ(m.why, "more than one store") << m.kernelText;
+  // y = acc + bias is not the result itself: both stores are compiled.
+  EXPECT_EQ(m.compiledStores, 2u) << m.kernelText;
+  EXPECT_EQ(m.resultArg, -1) << m.kernelText;
+}
+
+/// A bias-free matmul in `dt` whose result is %y, then `tail`.
+std::string product(const std::string& dt, const std::string& tail) {
+  return "graph @g(%x: " + dt + "[s0, 64], %w: " + dt + "[32, 64]) {\n  %wt = aten.t(%w)\n  %y = aten.mm(%x, %wt)\n" +
+         tail + "}\n";
+}
+
+TEST(CudaEpilogue, AStoreOfTheResultItselfIsTakenOut) {
+  // y is returned and squared: the epilogue stores acc unchanged, so that store is taken out
+  // and the matmul computes into y's buffer.
+  Matched m = matchGraph(product("f32", "  %z = aten.mul.Tensor(%y, %y)\n  return %y, %z\n"));
+  EXPECT_EQ(m.stores, 2u) << m.kernelText;
+  EXPECT_EQ(m.compiledStores, 1u) << m.kernelText;
+  EXPECT_GE(m.resultArg, 0) << m.kernelText;
+  // Returned in another dtype (a conversion, not the result itself): the store stays.
+  Matched cast =
+      matchGraph(product("bf16", "  %f = aten._to_copy(%y) {dtype = f32}\n  %z = aten.relu(%y)\n  return %f, %z\n"));
+  EXPECT_EQ(cast.compiledStores, cast.stores) << cast.kernelText;
+  EXPECT_EQ(cast.resultArg, -1) << cast.kernelText;
+  // A plain tail stores once, and keeps it.
+  Matched plain = matchGraph(product("f32", "  %r = aten.relu(%y)\n  return %r\n"));
+  EXPECT_EQ(plain.compiledStores, 1u) << plain.kernelText;
+  EXPECT_EQ(plain.resultArg, -1) << plain.kernelText;
 }
 
 TEST(CudaEpilogue, TanhGeluWithBiasMatchesAndTheErfGeluDoesNot) {
