@@ -26,7 +26,7 @@ class Tail(torch.nn.Module):
     def forward(self, x, r):
         y = self.fc(x)
         if self.tail == "stored":  # the product itself is an output too: computed into its buffer
-            return torch.stack([y, torch.relu(y)])
+            return y, torch.relu(y)
         if self.tail == "bias":
             return y
         if self.tail == "relu":
@@ -48,6 +48,11 @@ TAILS = ["bias", "relu", "gelu_tanh", "gelu_erf", "residual_relu", "relu_residua
 NATIVE = {"bias", "relu", "gelu_tanh", "residual_relu"}  # cuBLASLt computes these inside the GEMM
 
 
+def _flat(out):
+    """One tensor of a result or of a tuple of results."""
+    return torch.cat([t.flatten() for t in out]) if isinstance(out, tuple) else out
+
+
 def _run(tail, mode, dtype, dump):
     """(result, eager's, the executables' logs, the names of plugsdk's kernels a warm call
     launched: the profiler's entry names mapped through the plugin's dump, NAME.ENTRY.kir)."""
@@ -63,9 +68,9 @@ def _run(tail, mode, dtype, dump):
         f(x, r)  # compiles
         # The second call's kernels: an epilogue cuBLASLt computes launches none of plugsdk's own.
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            got = f(x, r)
+            got = _flat(f(x, r))
             torch.cuda.synchronize()
-        want = net(x, r)
+        want = _flat(net(x, r))
     names = {f.split(".")[1]: f.split(".")[0] for f in os.listdir(dump) if f.endswith(".kir")}
     launched = sorted(names.get(e.name, e.name) for e in prof.events()
                       if e.device_type == torch.autograd.DeviceType.CUDA and e.name.startswith("plugsdk_"))
@@ -90,10 +95,14 @@ def _check_launched(tail, mode, launched, dtype):
     bf16."""
     if mode != "native" or tail not in NATIVE:
         return
+    # Only kernels this case compiled count: an entry no dump of this case names is a record
+    # CUPTI delivered late from an earlier case (seen on the H100 when the convolution file
+    # ran first: 'plugsdk_<hash>' in a bf16 case whose own kernels all resolved).
+    launched = [n for n in launched if not n.startswith("plugsdk_")]
     if dtype == torch.float32:
         assert launched == [], launched
     else:
-        assert not [n for n in launched if "epilogue" in n or n.startswith("plugsdk_")], launched
+        assert not [n for n in launched if "epilogue" in n], launched
 
 
 @pytest.mark.parametrize("tail", TAILS)
