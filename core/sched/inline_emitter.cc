@@ -157,7 +157,8 @@ StatusOr<int> InlineEmitter::compute(const ir::Value* v, const std::vector<SymEx
     ASSIGN_OR_RETURN(int k, at(ins[1], idx, mask));
     k = kb_.cast(k, DType::kI64);
     const auto dim = static_cast<size_t>(a.getInt("dim"));
-    kb_.checkIndex(k, ins[0]->type().shape[dim], "gather " + v->ref() + ": an index along dim " + std::to_string(dim));
+    kb_.checkIndex(k, ins[0]->type().shape[dim], "gather " + v->ref() + ": an index along dim " + std::to_string(dim),
+                   mask);
     std::vector<SymExpr> j = idx;
     j[dim] = kernel::valueRef(k);
     return at(ins[0], j, mask);

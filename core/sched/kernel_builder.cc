@@ -213,10 +213,14 @@ void KernelBuilder::check(int cond, std::string message) {
   current().push_back(std::move(s));
 }
 
-void KernelBuilder::checkIndex(int index, const SymExpr& size, const std::string& what) {
+void KernelBuilder::checkIndex(int index, const SymExpr& size, const std::string& what, int mask) {
   const int zero = constantInt(0, DType::kI64);
-  const int ok = scalar(prims::ScalarOp::kBitwiseAnd, scalar(prims::ScalarOp::kGe, index, zero),
-                        scalar(prims::ScalarOp::kLt, index, this->index(size)));
+  int ok = scalar(prims::ScalarOp::kBitwiseAnd, scalar(prims::ScalarOp::kGe, index, zero),
+                  scalar(prims::ScalarOp::kLt, index, this->index(size)));
+  // Where the mask is off the index was computed from masked loads (value 0), not read.
+  if (mask >= 0)
+    ok = scalar(prims::ScalarOp::kBitwiseOr, ok,
+                scalar(prims::ScalarOp::kBitwiseXor, mask, constantInt(1, DType::kBool)));
   check(ok, what + " is out of range [0, " + size.toString() + ")");
 }
 

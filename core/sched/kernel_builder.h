@@ -37,8 +37,9 @@ class KernelBuilder {
   void store(int arg, const SymExpr& index, int value, kernel::Combine combine = kernel::Combine::kNone);
   /// A run-time check: the kernel fails with `message` where `cond` is false.
   void check(int cond, std::string message);
-  /// Checks 0 <= index < size for an integer value (a gather or scatter index).
-  void checkIndex(int index, const SymExpr& size, const std::string& what);
+  /// Checks 0 <= index < size for an integer value (a gather or scatter index), only where
+  /// `mask` (-1: everywhere) holds.
+  void checkIndex(int index, const SymExpr& size, const std::string& what, int mask = -1);
 
   /// Opens a reduction loop over `sizes` (variables r0, r1, ...); reduce() is only valid inside.
   void beginLoop(std::vector<SymExpr> sizes);
