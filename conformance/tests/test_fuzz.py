@@ -49,9 +49,11 @@ def minimize(plugin: pathlib.Path, graph: str, out: pathlib.Path) -> tuple[str, 
 
 
 def test_minimizing_resnet18_on_a_device_whose_launches_fail(tmp_path: pathlib.Path):
-    # the plugin claims f32 only and fails every launch: the minimizer keeps that failure (same
-    # text up to value and kernel names) and ends at one node. (Before bool predicates needed no
-    # claim, the core refused the padded convolution's mask instead, and the minimizer kept that.)
+    # the plugin claims f32 only and fails every launch: the minimizer keeps the first failure
+    # (same text up to value and kernel names) and ends at one or two nodes. That failure is the
+    # claim: resnet18's max-pool values are gathered at its i64 indices, so a step needs i64.
+    # (Before bool predicates needed no claim, the core refused the padded convolution's mask;
+    # before the gather, the indices were dead and the first launch's fault was kept.)
     small = tmp_path / "small.pgraph"
     out, header, nodes = minimize(FAULT_LAUNCH, "resnet18.pgraph", small)
     assert "resnet18.pgraph: 70 nodes, device error:" in out
@@ -61,7 +63,7 @@ def test_minimizing_resnet18_on_a_device_whose_launches_fail(tmp_path: pathlib.P
     again = fuzz(*rerun[1:])
     assert again.returncode == 1, again.stdout + again.stderr
     assert again.stdout.strip() == header["fails with"], (again.stdout, header)
-    assert "the kernel hit a hardware fault" in again.stdout
+    assert "uses dtype i64, which device fault:0 (fault0) does not support" in again.stdout
 
 
 def test_minimizing_to_a_launch_failure(tmp_path: pathlib.Path):

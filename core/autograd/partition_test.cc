@@ -115,6 +115,36 @@ TEST(Partition, TheBackwardGetsAnInputBindingEachOfItsSymbols) {
   EXPECT_DOUBLE_EQ((*out)[0].getDouble(2), 2 * 5 * 3.0);  // d/dw sum_s w^2 = 2 s w
 }
 
+TEST(Partition, MaxPoolGradientScattersOncePerPooledPoint) {
+  // The decomposition returns x gathered at the window's argmax, so the backward adds each
+  // pooled point's gradient once (150 points), not a one-hot over its 9 window positions.
+  auto ctx = ir::makeDefaultContext();
+  auto aten = text::parseGraph(*ctx, R"(graph @g(%x: f64[2, 3, 9, 9]) {
+  %p, %i = aten.max_pool2d_with_indices(%x) {kernel_size = [3, 3], stride = [2, 2], padding = [1, 1]}
+  return %p
+})");
+  ASSERT_TRUE(aten.isOk()) << aten.status().toString();
+  auto prims = decomp::decompose(*ctx, decomp::makeDefaultDecompositions(), *aten);
+  ASSERT_TRUE(prims.isOk()) << prims.status().toString();
+  auto j = buildJoint(*ctx, *prims, JointSpec{{true}, {}}, makeVjpTable());
+  ASSERT_TRUE(j.isOk()) << j.status().toString();
+  auto t = partitionJoint(*ctx, *j, PartitionOptions{});
+  ASSERT_TRUE(t.isOk()) << t.status().toString();
+  int scatters = 0;
+  for (const auto& n : t->backward.nodes())
+    if (n->op() == "prims.scatter") {
+      ++scatters;
+      EXPECT_EQ(n->inputs()[1]->type().numel().constant(), std::optional<int64_t>(2 * 3 * 5 * 5))
+          << text::printGraph(t->backward);
+    }
+  EXPECT_EQ(scatters, 1) << text::printGraph(t->backward);
+  GradcheckOptions o;
+  o.maxElements = 20;
+  auto r = gradcheck(ctx, *prims, o);
+  ASSERT_TRUE(r.isOk()) << r.status().toString();
+  EXPECT_TRUE(r->ok) << r->failure;
+}
+
 class ModelGradcheck : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(ModelGradcheck, PartitionedProgramsMatchFiniteDifferences) {

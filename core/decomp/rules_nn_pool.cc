@@ -111,9 +111,9 @@ V inside(Emitter& e, const Pool& pl, size_t i) {
                   e.binary("lt", pos, symScalar(e, pl.in[i], DType::kI64)));
 }
 
-/// max_pool2d_with_indices. Values: the max over each window (NaN wins). Indices: as the
-/// reference, the last NaN of the window if any, else the first in-input position holding
-/// the max, found as the argmax of a score (2KK + j for a NaN, KK - j for a max, else 0).
+/// max_pool2d_with_indices. Indices: as the reference, the last NaN of the window if any, else
+/// the first in-input position holding the max, found as the argmax of a score (2KK + j for a
+/// NaN, KK - j for a max, else 0). Values: x at those indices (the max; NaN wins).
 Result maxPool(Emitter& e, const DecompCall& c) {
   V x = c.input(0);
   const DType dt = e.dtype(x);
@@ -139,7 +139,16 @@ Result maxPool(Emitter& e, const DecompCall& c) {
   V h = e.add(e.reshape(windowStart(e, pl, 0), {pl.out[0], SymExpr(1)}), times(kh, pl.d[0]));
   V w = e.add(windowStart(e, pl, 1), times(kw, pl.d[1]));
   V index = e.add(e.mul(h, symScalar(e, pl.in[1], DType::kI64)), w);
-  return e.done({values, index});
+  // The values returned are x gathered at the index (the max, or the window's NaN), so that a
+  // gradient flows through one gather: its VJP adds each output's gradient once, at its index,
+  // where the window max's would scatter a one-hot over every window position.
+  Shape plane = pl.lead, outPlane = pl.lead, outShape = pl.lead;
+  plane.push_back(pl.in[0] * pl.in[1]);
+  outPlane.push_back(pl.out[0] * pl.out[1]);
+  outShape.insert(outShape.end(), {pl.out[0], pl.out[1]});
+  V picked = e.op("prims.gather", {e.reshape(x, plane), e.reshape(index, outPlane)},
+                  {{"dim", Attribute::fromInt(static_cast<int64_t>(pl.lead.size()))}});
+  return e.done({e.reshape(picked, outShape), index});
 }
 
 /// avg_pool2d: window sums (over zero padding) divided by the reference's divisor: the window
