@@ -9,12 +9,11 @@ checked against eager in f32 and under bf16 autocast, with the epilogue computed
 it takes one, and the default, which takes none) that must agree. Needs a GPU and
 the cuda plugin: skipped without them (CI); run on the GPU machine through
 tools/device_cuda_python.sh."""
-import os
-
 import pytest
 import torch
 
 import plugsdk  # noqa: F401 (registers the backend)
+from cuda_epilogue_runs import run_profiled
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device (the GPU machine runs these)")
 
@@ -56,14 +55,7 @@ MODES = {"native": "conv_epilogue=on;epilogue=native", "kernel": "conv_epilogue=
          "off": "conv_epilogue=off", "default": "epilogue=native"}
 
 
-def _flat(out):
-    """One tensor of a result or of a tuple of results."""
-    return torch.cat([t.flatten() for t in out]) if isinstance(out, tuple) else out
-
-
 def _run(tail, mode, dtype, dump):
-    """(result, eager's, the executables' logs, the names of plugsdk's kernels a warm call
-    launched, mapped through the plugin's dump NAME.ENTRY.kir)."""
     torch._dynamo.reset()
     torch.manual_seed(0)
     net = Tail(tail).cuda().eval()
@@ -72,20 +64,7 @@ def _run(tail, mode, dtype, dump):
         net.bn.running_var.uniform_(0.5, 2.0)
     x = torch.randn(4, 16, 19, 23, device="cuda")
     r = torch.randn(4, 32, 19, 23, device="cuda")
-    f = torch.compile(net, backend="plugsdk",
-                      options={"device": "cuda", "backend_options": f"{MODES[mode]};dump={dump}"})
-    before = set(plugsdk.runtime._functions)
-    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=dtype == torch.bfloat16):
-        f(x, r)  # compiles
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            got = _flat(f(x, r))
-            torch.cuda.synchronize()
-        want = _flat(net(x, r))
-    names = {f.split(".")[1]: f.split(".")[0] for f in os.listdir(dump) if f.endswith(".kir")}
-    launched = sorted(names.get(e.name, e.name) for e in prof.events()
-                      if e.device_type == torch.autograd.DeviceType.CUDA and e.name.startswith("plugsdk_"))
-    log = "".join(a.log() for g in set(plugsdk.runtime._functions) - before for a, _, _ in (g.memo or {}).values())
-    return got.float(), want.float(), log, launched
+    return run_profiled(net, (x, r), MODES[mode], dtype, dump)
 
 
 def _check_log(tail, mode, log):

@@ -5,12 +5,11 @@ activation, sigmoid) run as their own kernel over the accumulator. Each is check
 eager in f32 and under bf16 autocast, with the epilogue computed three ways (option
 epilogue=native, kernel, off) that must agree. Needs a GPU and the cuda plugin: skipped without
 them (CI); run on the GPU machine through tools/device_cuda_python.sh."""
-import os
-
 import pytest
 import torch
 
 import plugsdk  # noqa: F401 (registers the backend)
+from cuda_epilogue_runs import run_profiled
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device (the GPU machine runs these)")
 
@@ -48,35 +47,14 @@ TAILS = ["bias", "relu", "gelu_tanh", "gelu_erf", "residual_relu", "relu_residua
 NATIVE = {"bias", "relu", "gelu_tanh", "residual_relu"}  # cuBLASLt computes these inside the GEMM
 
 
-def _flat(out):
-    """One tensor of a result or of a tuple of results."""
-    return torch.cat([t.flatten() for t in out]) if isinstance(out, tuple) else out
-
-
 def _run(tail, mode, dtype, dump):
-    """(result, eager's, the executables' logs, the names of plugsdk's kernels a warm call
-    launched: the profiler's entry names mapped through the plugin's dump, NAME.ENTRY.kir)."""
     torch._dynamo.reset()
     torch.manual_seed(0)
     net = Tail(tail).cuda()
     x = torch.randn(130, 96, device="cuda")  # 130 rows: not a multiple of any tile
     r = torch.randn(130, 80, device="cuda")
-    f = torch.compile(net, backend="plugsdk",
-                      options={"device": "cuda", "backend_options": f"epilogue={mode};dump={dump}"})
-    before = set(plugsdk.runtime._functions)
-    with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=dtype == torch.bfloat16):
-        f(x, r)  # compiles
-        # The second call's kernels: an epilogue cuBLASLt computes launches none of plugsdk's own.
-        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-            got = _flat(f(x, r))
-            torch.cuda.synchronize()
-        want = _flat(net(x, r))
-    names = {f.split(".")[1]: f.split(".")[0] for f in os.listdir(dump) if f.endswith(".kir")}
-    launched = sorted(names.get(e.name, e.name) for e in prof.events()
-                      if e.device_type == torch.autograd.DeviceType.CUDA and e.name.startswith("plugsdk_"))
-    # The executables' logs say how each matmul's epilogue runs.
-    log = "".join(a.log() for g in set(plugsdk.runtime._functions) - before for a, _, _ in (g.memo or {}).values())
-    return got.float(), want.float(), log, launched
+    # The second call's kernels: an epilogue cuBLASLt computes launches none of plugsdk's own.
+    return run_profiled(net, (x, r), f"epilogue={mode}", dtype, dump)
 
 
 def _check_log(tail, mode, log):

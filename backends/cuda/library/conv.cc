@@ -275,10 +275,6 @@ sdk::StatusOr<const ConvExecutable::Setup*> ConvExecutable::setupFor(const CUdev
   return &*last_;
 }
 
-CUdeviceptr ConvExecutable::epilogueBuffer(const CUdeviceptr* args, int epilogueArg) const {
-  return epilogue_->bufferOf(args + 3, epilogueArg);  // after x, w and the result
-}
-
 sdk::StatusOr<const ConvExecutable::Fused*> ConvExecutable::fusedFor(const CUdeviceptr* args, size_t numArgs,
                                                                      const std::vector<int64_t>& symbols) {
   if (lastFused_ && lastFused_->symbols == symbols && lastFused_->args.size() == numArgs &&
@@ -293,9 +289,10 @@ sdk::StatusOr<const ConvExecutable::Fused*> ConvExecutable::fusedFor(const CUdev
   const uint64_t eb = lowering::dtypeBytes(call_.x.dtype);
   f.x = args[0] + static_cast<uint64_t>(shape->x.offset) * eb;
   f.w = args[1] + static_cast<uint64_t>(shape->w.offset) * eb;
-  f.y = epilogueBuffer(args, native_->out);
-  f.bias = native_->bias >= 0 ? epilogueBuffer(args, native_->bias) : 0;
-  f.residual = native_->residual >= 0 ? epilogueBuffer(args, native_->residual) : 0;
+  const CUdeviceptr* extra = args + 3;  // the epilogue's buffers follow x, w and the result
+  f.y = epilogue_->bufferOf(extra, native_->out);
+  f.bias = native_->bias >= 0 ? epilogue_->bufferOf(extra, native_->bias) : 0;
+  f.residual = native_->residual >= 0 ? epilogue_->bufferOf(extra, native_->residual) : 0;
   // cuDNN's fused form: the forward convolution of packed, 16-byte aligned operands, the
   // batch in one call. Anything else runs the epilogue kernel.
   const bool aligned = f.x % 16 == 0 && f.w % 16 == 0 && f.y % 16 == 0 && f.bias % 16 == 0 && f.residual % 16 == 0;

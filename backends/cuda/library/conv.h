@@ -78,8 +78,6 @@ class ConvExecutable {
   /// Whether this launch runs its epilogue inside cuDNN (the last answer kept).
   sdk::StatusOr<const Fused*> fusedFor(const CUdeviceptr* args, size_t numArgs, const std::vector<int64_t>& symbols);
   sdk::Status runFused(const Fused& f, CUstream stream);
-  /// The launch's buffer for epilogue argument `epilogueArg` (its accumulator skipped).
-  CUdeviceptr epilogueBuffer(const CUdeviceptr* args, int epilogueArg) const;
   /// The convolution alone, into args[2].
   sdk::Status run(const CUdeviceptr args[3], const std::vector<int64_t>& symbols, CUstream stream);
   /// Bytes of the accumulator temporary for `symbols` (the last answer kept).
