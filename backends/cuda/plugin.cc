@@ -115,20 +115,28 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   /// else native), conv_epilogue=on|off (fused epilogues on prims.convolution, as their own
   /// kernel after cuDNN's; default: $PLUGSDK_CUDA_CONV_EPILOGUE, else off; none with
   /// epilogue=off), record=on|off (ABI 1.9 recordings as CUDA graphs; default:
-  /// $PLUGSDK_CUDA_RECORD, else on).
+  /// $PLUGSDK_CUDA_RECORD, else on), pad_results=on|off (a cuBLASLt result whose rows are not
+  /// 16-byte aligned is computed into a padded temporary and copied into place,
+  /// matmul_plan.h's paddedResultLd; default: $PLUGSDK_CUDA_PAD_RESULTS, else on).
   sdk::Status initialize(const sdk::Options& options) override {
     for (const auto& [key, value] : options.entries())
       if (key != "driver" && key != "libdevice" && key != "dump" && key != "opt" && key != "fault" && key != "split" &&
           key != "lanes" && key != "minblocks" && key != "cublaslt" && key != "cudnn" && key != "cache_dir" &&
-          key != "epilogue" && key != "conv_epilogue" && key != "record")
-        return sdk::invalidArgument("unknown option '" + key +
-                                    "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes, "
-                                    "minblocks, cublaslt, cudnn, cache_dir, epilogue, conv_epilogue, record)");
+          key != "epilogue" && key != "conv_epilogue" && key != "record" && key != "pad_results")
+        return sdk::invalidArgument(
+            "unknown option '" + key +
+            "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes, "
+            "minblocks, cublaslt, cudnn, cache_dir, epilogue, conv_epilogue, record, pad_results)");
     const char* recordEnv = std::getenv("PLUGSDK_CUDA_RECORD");
     const std::string record = options.get("record", recordEnv && *recordEnv ? recordEnv : "on");
     if (record != "on" && record != "off")
       return sdk::invalidArgument("option record (or $PLUGSDK_CUDA_RECORD): '" + record + "' is not on or off");
     record_ = record == "on";
+    const char* padEnv = std::getenv("PLUGSDK_CUDA_PAD_RESULTS");
+    const std::string pad = options.get("pad_results", padEnv && *padEnv ? padEnv : "on");
+    if (pad != "on" && pad != "off")
+      return sdk::invalidArgument("option pad_results (or $PLUGSDK_CUDA_PAD_RESULTS): '" + pad + "' is not on or off");
+    padResults_ = pad == "on";
     const char* epilogueEnv = std::getenv("PLUGSDK_CUDA_EPILOGUE");
     epilogue_ = options.get("epilogue", epilogueEnv && *epilogueEnv ? epilogueEnv : "native");
     if (epilogue_ != "native" && epilogue_ != "kernel" && epilogue_ != "off")
@@ -215,6 +223,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
       l->api = api_.get();
       l->lt = lt;
       l->context = d.context;
+      l->padResults = padResults_;
       lt_.push_back(std::move(l));
     }
     for (const cuda::Device& d : devices_) {
@@ -600,6 +609,7 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
   bool faultAddress_ = false;        ///< option fault=address (tests: an illegal address on purpose)
   std::string epilogue_ = "native";  ///< option epilogue
   bool convEpilogue_ = false;        ///< option conv_epilogue (and epilogue not off)
+  bool padResults_ = true;           ///< option pad_results
 
   sdk::Status drain(const std::string& what) { return api_->check(api_->ctxSynchronize(), what); }
 

@@ -253,7 +253,9 @@ sdk::StatusOr<bool> MatmulExecutable::planLt(Setup& s, const MatmulShape& shape)
   const uint64_t eb = lowering::dtypeBytes(call_.a.dtype), ed = lowering::dtypeBytes(s.dDtype);
   // An unaligned result: computed into an aligned temporary (cuMemAlloc: 256-byte aligned,
   // whichever it is), then copied into place; it runs as aligned parts (alignedRowParts).
-  s.paddedLd = paddedResultLd(*plan, shape.k, ed, alignmentOf(s.out));
+  s.paddedLd = lt_->padResults ? paddedResultLd(*plan, shape.k, ed, alignmentOf(s.out), eb,
+                                                std::min(alignmentOf(s.a), alignmentOf(s.b)))
+                               : 0;
   if (s.native && s.paddedLd > 0) return false;  // bias and residual would need the parts' offsets
   s.plan = *plan;
   s.copy = s.plan;

@@ -32,6 +32,7 @@ struct LtDevice {
   lt::Handle handle = nullptr;
   CUdeviceptr workspace = 0;
   size_t workspaceBytes = 0;
+  bool padResults = true;    ///< unaligned results through a padded temporary (option pad_results)
   GrownBuffer scratch;       ///< padded results (paddedResultLd) before their copy into place
   GrownBuffer accumulators;  ///< results an epilogue kernel reads (epilogue_kernel.h)
   sdk::Status ready();       ///< creates the handle and workspace once

@@ -198,10 +198,13 @@ std::optional<LtPlan> planCublasLt(const MatmulShape& shape) {
   return p;
 }
 
-int64_t paddedResultLd(const LtPlan& p, int64_t k, uint64_t elementBytes, uint32_t alignD) {
+int64_t paddedResultLd(const LtPlan& p, int64_t k, uint64_t elementBytes, uint32_t alignD, uint64_t operandBytes,
+                       uint32_t alignOperands) {
   constexpr int64_t kMinK = 256, kMinResults = int64_t{1} << 20;
   if (p.batchCount != 1 || !p.outerSizes.empty() || elementBytes == 0 || elementBytes >= 16) return 0;
   if ((static_cast<uint64_t>(p.D.ld) * elementBytes) % 16 == 0 && alignD >= 16) return 0;
+  auto aligned = [&](const LtMatrix& m) { return (static_cast<uint64_t>(m.ld) * operandBytes) % 16 == 0; };
+  if (!aligned(p.A) || !aligned(p.B) || alignOperands < 16) return 0;
   if (k < kMinK || static_cast<int64_t>(p.D.rows * p.D.cols) < kMinResults) return 0;
   const auto per = static_cast<int64_t>(16 / elementBytes);
   return (static_cast<int64_t>(p.D.rows) + per - 1) / per * per;

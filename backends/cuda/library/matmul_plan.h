@@ -76,8 +76,12 @@ std::optional<LtPlan> planCublasLt(const MatmulShape& s);
 /// (`ld * elementBytes` not a multiple of 16, or its address `alignD` below 16: GPT-2's
 /// logits [2048, 50257] in bf16) gets a slow kernel (7x, measured). A large unbatched product
 /// (k >= 256, at least 2^20 results) is then computed into D padded to an aligned ld and
-/// copied into place (one pass over the result).
-int64_t paddedResultLd(const LtPlan& p, int64_t k, uint64_t elementBytes, uint32_t alignD);
+/// copied into place (one pass over the result). Not when an operand is unaligned too (its
+/// ld * `operandBytes` or the lower of the operands' addresses' alignments, `alignOperands`):
+/// the kernel is then a slow one either way, and the copy only adds to it ([2048, 768] x a
+/// row-major [768, 50257] on the H100: 1.421 ms padded, 1.218 in place).
+int64_t paddedResultLd(const LtPlan& p, int64_t k, uint64_t elementBytes, uint32_t alignD, uint64_t operandBytes,
+                       uint32_t alignOperands);
 
 /// One of the products a padded plan is run as: its plan and where its A and D start
 /// (elements past the whole plan's).

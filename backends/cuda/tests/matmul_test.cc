@@ -123,22 +123,28 @@ TEST(MatmulPlan, UnalignedLargeResultsArePaddedToAnAlignedLeadingDimension) {
   const Operand head{BF16, {768, 50257}, {1, 768}};
   LtPlan p = planOf({BF16, {2048, 768}, {768, 1}}, head, {BF16, {2048, 50257}, {50257, 1}});
   EXPECT_EQ(p.D.rows, 50257u);
-  EXPECT_EQ(paddedResultLd(p, 768, 2, 256), 50264);
-  EXPECT_EQ(paddedResultLd(p, 768, 4, 256), 50260);  // f32: 4 elements to 16 bytes
+  EXPECT_EQ(paddedResultLd(p, 768, 2, 256, 2, 256), 50264);
+  EXPECT_EQ(paddedResultLd(p, 768, 4, 256, 2, 256), 50260);  // f32: 4 elements to 16 bytes
   // Aligned rows: in place, unless the result's address itself is unaligned.
   LtPlan aligned =
       planOf({BF16, {2048, 768}, {768, 1}}, {BF16, {768, 50264}, {50264, 1}}, {BF16, {2048, 50264}, {50264, 1}});
-  EXPECT_EQ(paddedResultLd(aligned, 768, 2, 256), 0);
-  EXPECT_EQ(paddedResultLd(aligned, 768, 2, 2), 50264);
+  EXPECT_EQ(paddedResultLd(aligned, 768, 2, 256, 2, 256), 0);
+  EXPECT_EQ(paddedResultLd(aligned, 768, 2, 2, 2, 256), 50264);
+  // An unaligned operand too (the row-major [768, 50257] b of tools/bench_cuda_matmul.py, or an
+  // operand's address): in place, the kernel is slow either way.
+  LtPlan rowMajorB =
+      planOf({BF16, {2048, 768}, {768, 1}}, {BF16, {768, 50257}, {50257, 1}}, {BF16, {2048, 50257}, {50257, 1}});
+  EXPECT_EQ(paddedResultLd(rowMajorB, 768, 2, 256, 2, 256), 0);
+  EXPECT_EQ(paddedResultLd(p, 768, 2, 256, 2, 8), 0);
   // Small products, short K and batched calls stay in place (the copy would not pay).
-  EXPECT_EQ(paddedResultLd(p, 64, 2, 256), 0);
-  LtPlan small = planOf({BF16, {8, 768}, {768, 1}}, {BF16, {768, 1001}, {1001, 1}}, {BF16, {8, 1001}, {1001, 1}});
-  EXPECT_EQ(paddedResultLd(small, 768, 2, 256), 0);
+  EXPECT_EQ(paddedResultLd(p, 64, 2, 256, 2, 256), 0);
+  LtPlan small = planOf({BF16, {8, 768}, {768, 1}}, {BF16, {768, 1001}, {1, 768}}, {BF16, {8, 1001}, {1001, 1}});
+  EXPECT_EQ(paddedResultLd(small, 768, 2, 256, 2, 256), 0);
   // The model's form: a batch of 8 over which the weight is broadcast is one product of 2048 rows.
   LtPlan folded = planOf({BF16, {8, 256, 768}, {196608, 768, 1}}, {BF16, {8, 768, 50257}, {0, 1, 768}},
                          {BF16, {8, 256, 50257}, {12865792, 50257, 1}});
   EXPECT_EQ(folded.describe(), p.describe());
-  EXPECT_EQ(paddedResultLd(folded, 768, 2, 256), 50264);
+  EXPECT_EQ(paddedResultLd(folded, 768, 2, 256, 2, 256), 50264);
   // Padded, it runs as 50256 rows and 1 (cuBLASLt's A is b: its rows are the weight's rows,
   // columns of the storage b^T, so the second part starts 50256 storage columns in).
   p.D.ld = 50264;
@@ -159,9 +165,9 @@ TEST(MatmulPlan, UnalignedLargeResultsArePaddedToAnAlignedLeadingDimension) {
   EXPECT_EQ(parts[1].plan.describe(), "D[1x2048 ld 50264] = A[1x768 ld 50257] B[768x2048 ld 768]");
   EXPECT_EQ(parts[1].aOffset, 50256);
   EXPECT_EQ(alignedRowParts(aligned, 2).size(), 1u);
-  LtPlan batched = planOf({BF16, {2, 1024, 768}, {786432, 768, 1}}, {BF16, {2, 768, 1001}, {768768, 1001, 1}},
+  LtPlan batched = planOf({BF16, {2, 1024, 768}, {786432, 768, 1}}, {BF16, {2, 768, 1001}, {768768, 1, 768}},
                           {BF16, {2, 1024, 1001}, {1025024, 1001, 1}});
-  EXPECT_EQ(paddedResultLd(batched, 768, 2, 256), 0);
+  EXPECT_EQ(paddedResultLd(batched, 768, 2, 256, 2, 256), 0);
 }
 
 TEST(MatmulPlan, MismatchedSizesAreAnError) {
