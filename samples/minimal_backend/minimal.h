@@ -1,14 +1,16 @@
 /*
  * minimal.h -- the private header of the minimal backend (samples/minimal_backend).
  *
- * The plugin is four files:
+ * The plugin is five files:
  *   plugin.c   the ABI surface: entry point, errors, client (options), device, memory,
  *              streams, events, launch's argument checks;
  *   compile.c  compile_kernel: validates the borrowed plugsdk_kernel_t and copies what the
  *              interpreter needs into an executable it owns;
  *   run.c      the kernel interpreter: index programs, scalar ops, casts, reductions;
  *   library.c  compile_library and its launch: prims.matmul / convolution / sdpa on strided
- *              operands, with a fused epilogue kernel run by run.c.
+ *              operands, with a fused epilogue kernel run by run.c;
+ *   library_ops.c  the three ops' arithmetic on gathered values (library_internal.h is
+ *              what the two library files share).
  */
 #ifndef PLUGSDK_MINIMAL_H_
 #define PLUGSDK_MINIMAL_H_
