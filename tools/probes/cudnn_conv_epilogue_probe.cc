@@ -11,6 +11,7 @@
 
 #include "backends/cuda/driver/cuda_api.h"
 #include "backends/cuda/library/cudnn_graph.h"
+#include "tools/probes/probe_device.h"
 
 using namespace plugsdk::cuda;
 
@@ -99,21 +100,13 @@ void run(const DriverApi& C, const dnn::Api& D, dnn::Handle handle, CUstream str
 }  // namespace
 
 int main() {
-  auto cu = loadDriver("");
-  if (!cu.isOk()) return std::printf("driver: %s\n", cu.status().message().c_str()), 1;
-  const DriverApi& C = **cu;
-  C.init(0);
-  CUcontext ctx = nullptr;
-  C.primaryCtxRetain(&ctx, 0);
-  C.ctxPushCurrent(ctx);
-  auto dnnApi = dnn::load("");
-  if (!dnnApi.isOk()) return std::printf("cudnn: %s\n", dnnApi.status().message().c_str()), 1;
-  const dnn::Api& D = **dnnApi;
+  std::optional<ProbeDevice> dev = openProbeDevice();
+  if (!dev) return 1;
+  const DriverApi& C = *dev->driver;
+  const dnn::Api& D = *dev->dnn;
+  dnn::Handle handle = dev->handle;
+  CUstream stream = dev->stream;
   std::printf("cuDNN %zu (%s)\n", D.getVersion(), D.path.c_str());
-  dnn::Handle handle = nullptr;
-  D.create(&handle);
-  CUstream stream = nullptr;
-  C.streamCreate(&stream, 0);
   const Case cases[] = {
       {"test 4x16x19x23 -> 32, 3x3", 4, 16, 19, 23, 32, 3, 1, 1},
       {"resnet50 stem 32x3x224 -> 64, 7x7 s2", 32, 3, 224, 224, 64, 7, 2, 3},

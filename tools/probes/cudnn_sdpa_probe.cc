@@ -14,6 +14,7 @@
 #include "backends/cuda/driver/cuda_api.h"
 #include "backends/cuda/library/sdpa_graph.h"
 #include "tools/probes/half_bits.h"
+#include "tools/probes/probe_device.h"
 
 using namespace plugsdk::cuda;
 
@@ -173,21 +174,13 @@ bool run(const DriverApi& cu, const dnn::Api& D, dnn::Handle handle, CUstream st
 }  // namespace
 
 int main() {
-  auto cu = loadDriver("");
-  if (!cu.isOk()) return std::printf("driver: %s\n", cu.status().message().c_str()), 1;
-  const DriverApi& C = **cu;
-  C.init(0);
-  CUcontext ctx = nullptr;
-  C.primaryCtxRetain(&ctx, 0);
-  C.ctxPushCurrent(ctx);
-  auto dnnApi = dnn::load("");
-  if (!dnnApi.isOk()) return std::printf("cudnn: %s\n", dnnApi.status().message().c_str()), 1;
-  const dnn::Api& D = **dnnApi;
+  std::optional<ProbeDevice> dev = openProbeDevice();
+  if (!dev) return 1;
+  const DriverApi& C = *dev->driver;
+  const dnn::Api& D = *dev->dnn;
+  dnn::Handle handle = dev->handle;
+  CUstream stream = dev->stream;
   std::printf("cuDNN %zu (%s)\n", D.getVersion(), D.path.c_str());
-  dnn::Handle handle = nullptr;
-  D.create(&handle);
-  CUstream stream = nullptr;
-  C.streamCreate(&stream, 0);
   const Case cases[] = {
       {"vit b32 h12 s197 d64 views", true, 32, 12, 197, 197, 64, 64, false, false, true, true, 0},
       {"vit packed o", true, 32, 12, 197, 197, 64, 64, false, false, true, false, 0},
