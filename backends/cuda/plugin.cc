@@ -32,6 +32,16 @@ namespace {
 namespace sdk = plugsdk::sdk;
 namespace cuda = plugsdk::cuda;
 
+/// An on|off option: its value, else `$env` when set (env may be null), else `fallback`.
+sdk::StatusOr<bool> onOff(const sdk::Options& options, const std::string& key, const char* env, const char* fallback) {
+  const char* fromEnv = env ? std::getenv(env) : nullptr;
+  const std::string v = options.get(key, fromEnv && *fromEnv ? fromEnv : fallback);
+  if (v != "on" && v != "off")
+    return sdk::invalidArgument("option " + key + (env ? " (or $" + std::string(env) + ")" : std::string()) + ": '" +
+                                v + "' is not on or off");
+  return v == "on";
+}
+
 struct CudaBuffer : sdk::Buffer {
   const cuda::DriverApi* api = nullptr;
   cuda::CUcontext context = nullptr;
@@ -127,33 +137,26 @@ class CudaBackend : public sdk::Backend<CudaBuffer, CudaStream, CudaEvent, CudaE
             "unknown option '" + key +
             "' (the cuda plugin takes driver, libdevice, dump, opt, fault, split, lanes, "
             "minblocks, cublaslt, cudnn, cache_dir, epilogue, conv_epilogue, record, pad_results)");
-    const char* recordEnv = std::getenv("PLUGSDK_CUDA_RECORD");
-    const std::string record = options.get("record", recordEnv && *recordEnv ? recordEnv : "on");
-    if (record != "on" && record != "off")
-      return sdk::invalidArgument("option record (or $PLUGSDK_CUDA_RECORD): '" + record + "' is not on or off");
-    record_ = record == "on";
-    const char* padEnv = std::getenv("PLUGSDK_CUDA_PAD_RESULTS");
-    const std::string pad = options.get("pad_results", padEnv && *padEnv ? padEnv : "on");
-    if (pad != "on" && pad != "off")
-      return sdk::invalidArgument("option pad_results (or $PLUGSDK_CUDA_PAD_RESULTS): '" + pad + "' is not on or off");
-    padResults_ = pad == "on";
+    sdk::StatusOr<bool> record = onOff(options, "record", "PLUGSDK_CUDA_RECORD", "on");
+    if (!record.isOk()) return record.status();
+    record_ = *record;
+    sdk::StatusOr<bool> pad = onOff(options, "pad_results", "PLUGSDK_CUDA_PAD_RESULTS", "on");
+    if (!pad.isOk()) return pad.status();
+    padResults_ = *pad;
     const char* epilogueEnv = std::getenv("PLUGSDK_CUDA_EPILOGUE");
     epilogue_ = options.get("epilogue", epilogueEnv && *epilogueEnv ? epilogueEnv : "native");
     if (epilogue_ != "native" && epilogue_ != "kernel" && epilogue_ != "off")
       return sdk::invalidArgument("option epilogue (or $PLUGSDK_CUDA_EPILOGUE): '" + epilogue_ +
                                   "' is not native, kernel or off");
-    const char* convEnv = std::getenv("PLUGSDK_CUDA_CONV_EPILOGUE");
     // Off by default: on NCHW operands cuDNN fuses none, and the epilogue kernel after it made
     // resnet50's training step 1.2% slower (3.8% before the result store left the epilogue;
     // docs/cuda-backend.md, fourteenth session).
-    const std::string convEpilogue = options.get("conv_epilogue", convEnv && *convEnv ? convEnv : "off");
-    if (convEpilogue != "on" && convEpilogue != "off")
-      return sdk::invalidArgument("option conv_epilogue (or $PLUGSDK_CUDA_CONV_EPILOGUE): '" + convEpilogue +
-                                  "' is not on or off");
-    convEpilogue_ = convEpilogue == "on" && epilogue_ != "off";
-    const std::string split = options.get("split", "on");
-    if (split != "on" && split != "off") return sdk::invalidArgument("option split: '" + split + "' is not on or off");
-    splitReductions_ = split == "on";
+    sdk::StatusOr<bool> convEpilogue = onOff(options, "conv_epilogue", "PLUGSDK_CUDA_CONV_EPILOGUE", "off");
+    if (!convEpilogue.isOk()) return convEpilogue.status();
+    convEpilogue_ = *convEpilogue && epilogue_ != "off";
+    sdk::StatusOr<bool> split = onOff(options, "split", nullptr, "on");
+    if (!split.isOk()) return split.status();
+    splitReductions_ = *split;
     const std::string lanes = options.get("lanes", "4");
     if (lanes != "1" && lanes != "2" && lanes != "4" && lanes != "8")
       return sdk::invalidArgument("option lanes: '" + lanes + "' is not 1, 2, 4 or 8");

@@ -64,13 +64,10 @@ sdk::StatusOr<std::unique_ptr<EpilogueKernel>> EpilogueKernel::create(const sdk:
     stmts.erase(stmts.begin() + store);
     without.stmts = stmts.data();
     without.num_stmts = stmts.size();
-  }
-  const sdk::KernelView view(without);
-  if (store >= 0) {
     sdk::Status valid = sdk::KernelView::validate(without);
     if (!valid.isOk()) return sdk::internalError("the epilogue without its result store: " + valid.message());
   }
-  sdk::StatusOr<std::unique_ptr<LoadedKernel>> loaded = compile(store >= 0 ? view : k);
+  sdk::StatusOr<std::unique_ptr<LoadedKernel>> loaded = compile(sdk::KernelView(without));
   if (!loaded.isOk()) return loaded.status().withContext("the epilogue kernel");
   e->kernel_ = std::move(*loaded);
   return e;

@@ -458,24 +458,23 @@ sdk::Status MatmulExecutable::launch(const CUdeviceptr* args, size_t numArgs, co
   if (!epilogue_)
     return s.prepared.empty() ? runKernel(args[0], args[1], args[2], symbols, stream) : runLt(s, s.out, stream);
   // The epilogue kernel over the result in the accumulator temporary, or in the buffer the
-  // epilogue stores the result to (epilogue_kernel.h) when it is aligned as the plan assumed.
-  CUdeviceptr acc = epilogue_->resultArg() >= 0 ? epilogue_->bufferOf(args + 3, epilogue_->resultArg()) : 0;
-  if (acc == 0 || acc % 256 != 0) {
+  // epilogue stores the result to (epilogue_kernel.h). The product goes straight there when it
+  // is aligned as the plan assumed; otherwise through the temporary and a copy into place.
+  const CUdeviceptr result = epilogue_->resultArg() >= 0 ? epilogue_->bufferOf(args + 3, epilogue_->resultArg()) : 0;
+  CUdeviceptr into = result;
+  if (result == 0 || result % 256 != 0) {
     sdk::StatusOr<CUdeviceptr> temp = lt_->accumulators.atLeast(
         *lt_->api, lt_->context, std::max<size_t>(s.accBytes, 1), "a matmul result for its epilogue");
     if (!temp.isOk()) return temp.status();
-    if (acc != 0) {  // unaligned: the result goes through the temporary and is copied into place
-      sdk::Status st =
-          s.prepared.empty() ? runKernel(args[0], args[1], *temp, symbols, stream) : runLt(s, *temp, stream);
-      if (!st.isOk()) return st;
-      const CUresult r = lt_->api->memcpyDtoDAsync(acc, *temp, s.accBytes, stream);
-      if (r != CUDA_SUCCESS) return lt_->api->check(r, "prims.matmul: copying the result for its epilogue");
-      return epilogue_->launch(acc, args + 3, symbols, stream);
-    }
-    acc = *temp;
+    into = *temp;
   }
-  sdk::Status st = s.prepared.empty() ? runKernel(args[0], args[1], acc, symbols, stream) : runLt(s, acc, stream);
+  sdk::Status st = s.prepared.empty() ? runKernel(args[0], args[1], into, symbols, stream) : runLt(s, into, stream);
   if (!st.isOk()) return st;
+  if (result != 0 && into != result) {
+    const CUresult r = lt_->api->memcpyDtoDAsync(result, into, s.accBytes, stream);
+    if (r != CUDA_SUCCESS) return lt_->api->check(r, "prims.matmul: copying the result for its epilogue");
+  }
+  const CUdeviceptr acc = result != 0 ? result : into;
   return epilogue_->launch(acc, args + 3, symbols, stream);
 }
 

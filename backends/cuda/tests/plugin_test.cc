@@ -36,11 +36,21 @@ TEST(CudaPlugin, LibraryWithoutTheDriverSymbolsIsNoDevice) {
 TEST(CudaPlugin, BadOptionsAreErrors) {
   auto p = cudaPlugin();
   ASSERT_TRUE(p.isOk());
-  for (const char* bad : {"colour=red", "opt=9", "fault=disk", "split=maybe", "lanes=3", "minblocks=9"}) {
+  for (const char* bad : {"colour=red", "opt=9", "fault=disk", "split=maybe", "lanes=3", "minblocks=9", "record=yes",
+                          "pad_results=1", "conv_epilogue=maybe", "epilogue=fused"}) {
     auto d = Device::open(*p, 0, bad);
     ASSERT_FALSE(d.isOk()) << bad;
     EXPECT_EQ(d.status().code(), StatusCode::kInvalidArgument) << bad << ": " << d.status().toString();
+    const std::string key = std::string(bad).substr(0, std::string(bad).find('='));
+    EXPECT_NE(d.status().message().find(key), std::string::npos) << bad << ": " << d.status().message();
   }
+  // An on|off option read from the environment names its variable too.
+  auto d = Device::open(*p, 0, "pad_results=sometimes");
+  ASSERT_FALSE(d.isOk());
+  EXPECT_NE(
+      d.status().message().find("option pad_results (or $PLUGSDK_CUDA_PAD_RESULTS): 'sometimes' is not on or off"),
+      std::string::npos)
+      << d.status().message();
 }
 
 }  // namespace
